@@ -1,0 +1,133 @@
+"""The ``gpu-advisor`` command line.
+
+Exit codes: 0 done; 2 bad input or usage (one line on stderr, never a traceback); 3 a valid question
+with no answer (e.g. no GPU set of that size is free).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+from extender import render
+from extender.smi_topo import parse_topo_matrix
+from extender.topology import GpuTopology, TopologyError
+
+__all__ = ["main"]
+
+EXIT_BAD_INPUT = 2
+EXIT_NO_ANSWER = 3
+
+
+class CliError(Exception):
+    """A message for the user and the exit code that goes with it."""
+
+    def __init__(self, message: str, code: int = EXIT_BAD_INPUT) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def bundled_machines() -> dict[str, str]:
+    """Example machines shipped with the package: name → ``nvidia-smi topo -m`` text."""
+    folder = resources.files("extender").joinpath("machines")
+    return {
+        entry.name.removesuffix(".txt"): entry.read_text(encoding="utf-8")
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+        if entry.name.endswith(".txt")
+    }
+
+
+def parse_topology_text(text: str) -> GpuTopology:
+    """A topology JSON document or ``nvidia-smi topo -m`` text, told apart by the first character."""
+    if text.lstrip().startswith("{"):
+        return GpuTopology.from_json(text)
+    return parse_topo_matrix(text)
+
+
+def read_topology_file(path: str) -> GpuTopology:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not data.strip():
+        raise CliError(f"{path} is empty: expected nvidia-smi topo -m text or a topology JSON document")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CliError(f"{path} is not text (binary data?): expected nvidia-smi topo -m or JSON") from None
+    try:
+        return parse_topology_text(text)
+    except TopologyError as exc:
+        raise CliError(f"{path}: {exc}") from None
+
+
+def _topology_from_args(args: argparse.Namespace) -> GpuTopology:
+    if args.file and (args.nvml or args.example):
+        raise CliError("give FILE, --example or --nvml, not more than one")
+    if args.nvml:
+        from extender import nvml
+
+        try:
+            return nvml.discover_topology(nvml.load_nvml())
+        except nvml.NvmlUnavailable as exc:
+            raise CliError(str(exc)) from None
+    if args.example:
+        machines = bundled_machines()
+        if args.example not in machines:
+            raise CliError(f"no bundled example {args.example!r}; choose one of: {', '.join(machines)}")
+        return parse_topo_matrix(machines[args.example])
+    if args.file:
+        return read_topology_file(args.file)
+    raise CliError("name a FILE, --example NAME or --nvml (bundled examples: " + ", ".join(bundled_machines()) + ")")
+
+
+def _cmd_topology_show(args: argparse.Namespace) -> int:
+    topo = _topology_from_args(args)
+    print(topo.to_json(indent=2) if args.json else render.topology_report(topo))
+    return 0
+
+
+def _add_topology_source(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE", nargs="?", help="nvidia-smi topo -m text or a topology JSON document")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--nvml", action="store_true", help="read this machine's GPUs through NVML")
+    src.add_argument("--example", metavar="NAME", help="a bundled machine, e.g. dgx1-v100, hgx-h100, l40s-pcie")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpu-advisor", description="Topology-aware GPU placement advice.")
+    parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    topology = commands.add_parser("topology", help="inspect GPU topologies").add_subparsers(
+        dest="topology_command", required=True, metavar="SUBCOMMAND"
+    )
+    show = topology.add_parser("show", help="print the link matrix, NVLink islands and NUMA groups")
+    _add_topology_source(show)
+    show.add_argument("--json", action="store_true", help="print the topology JSON document")
+    show.set_defaults(handler=_cmd_topology_show)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s %(message)s")
+    try:
+        code: int = args.handler(args)
+    except CliError as exc:
+        print(f"gpu-advisor: error: {exc}", file=sys.stderr)
+        return exc.code
+    except TopologyError as exc:
+        print(f"gpu-advisor: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return 0
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,44 @@
+"""Plain-text reports for people at a terminal; pure functions from models to strings."""
+
+from __future__ import annotations
+
+from extender.topology import GpuTopology, Link
+
+__all__ = ["link_label", "topology_report"]
+
+
+def link_label(link: Link) -> str:
+    """``NV18`` for NVLink pairs (as nvidia-smi prints them), else the PCIe level, ``?`` when unknown."""
+    if link.nvlinks:
+        return f"NV{link.nvlinks}"
+    return link.pcie.value if link.pcie else "?"
+
+
+def topology_report(topo: GpuTopology) -> str:
+    names = [f"GPU{i}" for i in topo.indices]
+    width = max(6, *(len(n) + 1 for n in names))
+    header = " " * width + "".join(n.ljust(width) for n in names) + "NUMA"
+    lines = [header]
+    for i in topo.indices:
+        cells = ["X" if i == j else link_label(topo.link(i, j)) for j in topo.indices]
+        numa = topo.gpu(i).numa_node
+        lines.append(
+            f"GPU{i}".ljust(width) + "".join(c.ljust(width) for c in cells) + ("?" if numa is None else str(numa))
+        )
+    lines.append("")
+    islands = topo.nvlink_islands()
+    nv_islands = [isl for isl in islands if len(isl) > 1]
+    if nv_islands:
+        lines.append("NVLink islands: " + "  ".join("{" + ",".join(map(str, isl)) + "}" for isl in nv_islands))
+    else:
+        lines.append("NVLink islands: none (PCIe only)")
+    groups = topo.numa_groups()
+    lines.append(
+        "NUMA groups:    "
+        + "  ".join(f"{'?' if node is None else node}: {{{','.join(map(str, gpus))}}}" for node, gpus in groups.items())
+    )
+    products = sorted({g.product for g in topo.gpus if g.product})
+    if products:
+        lines.append("Products:       " + ", ".join(products))
+    lines.append(f"Fingerprint:    {topo.fingerprint}")
+    return "\n".join(lines)

@@ -1,0 +1,178 @@
+"""A stand-in for the ``pynvml`` module: the functions gpu-advisor calls, with the same names, the same
+argument order and pynvml's own error classes, answering from a description of a real machine.
+
+Only the outermost boundary (the NVML C library) is replaced; discovery logic runs unchanged.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pynvml
+
+SWITCH = pynvml.NVML_NVLINK_DEVICE_TYPE_SWITCH
+GPU = pynvml.NVML_NVLINK_DEVICE_TYPE_GPU
+_MIB = 1024 * 1024
+_LEVEL = {"INTERNAL": 0, "PIX": 10, "PXB": 20, "PHB": 30, "NODE": 40, "SYS": 50}
+
+
+@dataclass
+class FakeMig:
+    profile: str
+    uuid: str
+    memory_mib: int
+
+
+@dataclass
+class FakeGpu:
+    name: str
+    uuid: str
+    bus_id: str  # as NVML writes it: 00000000:06:00.0
+    memory_mib: int
+    numa_node: int
+    # One entry per active NVLink: (remote device type, remote bus id or None for a switch).
+    nvlinks: list[tuple[int, str | None]] = field(default_factory=list)
+    nvlink_supported: bool = True
+    mig: list[FakeMig] | None = None
+    sm_util: int = 0
+    used_mib: int = 0
+
+
+@dataclass
+class FakeMachine:
+    gpus: list[FakeGpu]
+    pcie: dict[tuple[int, int], str]  # level per pair (a < b)
+
+    def write_sysfs(self, root: Path) -> Path:
+        """The ``/sys/bus/pci/devices/<bus>/numa_node`` files the kernel would show."""
+        for gpu in self.gpus:
+            domain, rest = gpu.bus_id.split(":", 1)
+            folder = root / "bus/pci/devices" / f"{int(domain, 16):04x}:{rest.lower()}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "numa_node").write_text(f"{gpu.numa_node}\n")
+        return root
+
+
+@dataclass(frozen=True)
+class _Handle:
+    gpu: int
+    mig: int | None = None
+
+
+class _Struct:
+    def __init__(self, **values: object) -> None:
+        self.__dict__.update(values)
+
+
+def _error(code: int) -> pynvml.NVMLError:
+    return pynvml.NVMLError(code)  # pynvml maps the code to its subclass, e.g. NVMLError_NotSupported
+
+
+def fake_pynvml(machine: FakeMachine, *, library_missing: bool = False) -> types.ModuleType:
+    m = types.ModuleType("pynvml")
+    m.NVMLError = pynvml.NVMLError  # type: ignore[attr-defined]
+    m.NVML_NVLINK_MAX_LINKS = pynvml.NVML_NVLINK_MAX_LINKS  # type: ignore[attr-defined]
+    gpus = machine.gpus
+
+    def gpu_of(h: _Handle) -> FakeGpu:
+        return gpus[h.gpu]
+
+    def nvmlInit() -> None:
+        if library_missing:
+            raise _error(pynvml.NVML_ERROR_LIBRARY_NOT_FOUND)
+
+    def nvmlDeviceGetCount() -> int:
+        return len(gpus)
+
+    def nvmlDeviceGetHandleByIndex(i: int) -> _Handle:
+        if not 0 <= i < len(gpus):
+            raise _error(pynvml.NVML_ERROR_INVALID_ARGUMENT)
+        return _Handle(i)
+
+    def nvmlDeviceGetName(h: _Handle) -> str:
+        g = gpu_of(h)
+        return g.name if h.mig is None else f"{g.name} MIG {g.mig[h.mig].profile}"  # type: ignore[index]
+
+    def nvmlDeviceGetUUID(h: _Handle) -> str:
+        g = gpu_of(h)
+        return g.uuid if h.mig is None else g.mig[h.mig].uuid  # type: ignore[index]
+
+    def nvmlDeviceGetPciInfo(h: _Handle) -> _Struct:
+        bus = gpu_of(h).bus_id
+        return _Struct(busId=bus.encode(), busIdLegacy=bus[4:].encode())
+
+    def nvmlDeviceGetMemoryInfo(h: _Handle) -> _Struct:
+        g = gpu_of(h)
+        total = g.memory_mib if h.mig is None else g.mig[h.mig].memory_mib  # type: ignore[index]
+        used = g.used_mib if h.mig is None else 0
+        return _Struct(total=total * _MIB, used=used * _MIB, free=(total - used) * _MIB)
+
+    def nvmlDeviceGetUtilizationRates(h: _Handle) -> _Struct:
+        return _Struct(gpu=gpu_of(h).sm_util, memory=0)
+
+    def nvmlDeviceGetTopologyCommonAncestor(a: _Handle, b: _Handle) -> int:
+        key = (min(a.gpu, b.gpu), max(a.gpu, b.gpu))
+        if key not in machine.pcie:
+            raise _error(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        return _LEVEL[machine.pcie[key]]
+
+    def _link(h: _Handle, link: int) -> tuple[int, str | None]:
+        g = gpu_of(h)
+        if not g.nvlink_supported:
+            raise _error(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        if link >= max(len(g.nvlinks), 1) or link >= pynvml.NVML_NVLINK_MAX_LINKS:
+            raise _error(pynvml.NVML_ERROR_INVALID_ARGUMENT)
+        if link >= len(g.nvlinks):
+            raise _error(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        return g.nvlinks[link]
+
+    def nvmlDeviceGetNvLinkState(h: _Handle, link: int) -> int:
+        _link(h, link)
+        return 1
+
+    def nvmlDeviceGetNvLinkRemoteDeviceType(h: _Handle, link: int) -> int:
+        return _link(h, link)[0]
+
+    def nvmlDeviceGetNvLinkRemotePciInfo(h: _Handle, link: int) -> _Struct:
+        _kind, bus = _link(h, link)
+        if bus is None:  # a switch's PCI info is not a GPU's; real NVML returns the switch's id
+            return _Struct(busId=b"00000000:FF:00.0")
+        return _Struct(busId=bus.encode())
+
+    def nvmlDeviceGetMigMode(h: _Handle) -> list[int]:
+        g = gpu_of(h)
+        if g.mig is None and "A100" not in g.name and "H100" not in g.name:
+            raise _error(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        on = int(g.mig is not None)
+        return [on, on]
+
+    def nvmlDeviceGetMaxMigDeviceCount(h: _Handle) -> int:
+        return 7
+
+    def nvmlDeviceGetMigDeviceHandleByIndex(h: _Handle, slot: int) -> _Handle:
+        g = gpu_of(h)
+        if g.mig is None or slot >= len(g.mig):
+            raise _error(pynvml.NVML_ERROR_NOT_FOUND)
+        return _Handle(h.gpu, slot)
+
+    for fn in (
+        nvmlInit,
+        nvmlDeviceGetCount,
+        nvmlDeviceGetHandleByIndex,
+        nvmlDeviceGetName,
+        nvmlDeviceGetUUID,
+        nvmlDeviceGetPciInfo,
+        nvmlDeviceGetMemoryInfo,
+        nvmlDeviceGetUtilizationRates,
+        nvmlDeviceGetTopologyCommonAncestor,
+        nvmlDeviceGetNvLinkState,
+        nvmlDeviceGetNvLinkRemoteDeviceType,
+        nvmlDeviceGetNvLinkRemotePciInfo,
+        nvmlDeviceGetMigMode,
+        nvmlDeviceGetMaxMigDeviceCount,
+        nvmlDeviceGetMigDeviceHandleByIndex,
+    ):
+        setattr(m, fn.__name__, fn)
+    return m
