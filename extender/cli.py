@@ -7,6 +7,7 @@ with no answer (e.g. no GPU set of that size is free).
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from extender import render
+from extender.placement import POLICIES, PlacementImpossible, best_placement
 from extender.smi_topo import parse_topo_matrix
 from extender.topology import GpuTopology, TopologyError
 
@@ -91,6 +93,26 @@ def _cmd_topology_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _gpu_list(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected GPU indices such as 0,2,4, got {text!r}") from None
+
+
+def _cmd_topology_best(args: argparse.Namespace) -> int:
+    topo = _topology_from_args(args)
+    try:
+        placement = best_placement(topo, args.gpus, free=args.free, required=args.required or (), policy=args.policy)
+    except PlacementImpossible as exc:
+        raise CliError(f"no set of {args.gpus} GPUs: {exc}", EXIT_NO_ANSWER) from None
+    if args.json:
+        print(json.dumps(placement.to_dict()))
+    else:
+        print(render.placement_report(topo, placement))
+    return 0
+
+
 def _add_topology_source(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", nargs="?", help="nvidia-smi topo -m text or a topology JSON document")
     src = p.add_mutually_exclusive_group()
@@ -110,6 +132,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_topology_source(show)
     show.add_argument("--json", action="store_true", help="print the topology JSON document")
     show.set_defaults(handler=_cmd_topology_show)
+
+    best = topology.add_parser("best", help="the GPU set a request of K GPUs gets, and what it leaves behind")
+    _add_topology_source(best)
+    best.add_argument("--gpus", "-k", type=int, required=True, metavar="K", help="how many GPUs the pod asks for")
+    best.add_argument("--free", type=_gpu_list, metavar="LIST", help="free GPU indices, e.g. 0,2,4,5 (default: all)")
+    best.add_argument("--required", type=_gpu_list, metavar="LIST", help="GPUs that must be in the set")
+    best.add_argument("--policy", choices=POLICIES, default="ideal", help="ideal (default) or nvidia-best-effort")
+    best.add_argument("--json", action="store_true", help='print {"gpus": [...], "score": N, "leaves": {...}}')
+    best.set_defaults(handler=_cmd_topology_best)
     return parser
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from extender.placement import Placement
 from extender.topology import GpuTopology, Link
 
-__all__ = ["link_label", "topology_report"]
+__all__ = ["link_label", "placement_report", "topology_report"]
 
 
 def link_label(link: Link) -> str:
@@ -41,4 +42,21 @@ def topology_report(topo: GpuTopology) -> str:
     if products:
         lines.append("Products:       " + ", ".join(products))
     lines.append(f"Fingerprint:    {topo.fingerprint}")
+    return "\n".join(lines)
+
+
+def placement_report(topo: GpuTopology, placement: Placement) -> str:
+    gpus = placement.gpus
+    pairs = [f"{a}-{b} {link_label(topo.link(a, b))}" for n, a in enumerate(gpus) for b in gpus[n + 1 :]]
+    leaves = placement.leaves
+    quality = "  ".join(
+        f"{s} GPUs: {'cannot' if v is None else v} ({leaves.quality[s]:.0%} of an empty node)"
+        for s, v in leaves.best_score.items()
+    )
+    lines = [
+        f"GPUs {','.join(map(str, gpus))}  score {placement.score}  ({placement.policy})",
+        "pairs:  " + ("  ".join(pairs) if pairs else "none (one GPU)"),
+        f"leaves: free {{{','.join(map(str, leaves.free))}}}, largest NVLink island {leaves.largest_nvlink_island}",
+        "        best set left for " + quality,
+    ]
     return "\n".join(lines)
