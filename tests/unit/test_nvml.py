@@ -102,3 +102,13 @@ def test_live_samples_read_utilization_and_memory(tmp_path: Path) -> None:
     machine.gpus[2].sm_util, machine.gpus[2].used_mib = 37, 1024
     sample = nvml.sample_gpus(fake_pynvml(machine))[2]
     assert (sample.sm_util_percent, sample.memory_used_mib, sample.memory_total_mib) == (37, 1024, 46068)
+
+
+def test_nvlink_counts_that_disagree_between_the_two_ends_are_reported_not_fatal(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    machine = machines.dgx1_v100()
+    machine.gpus[0].nvlinks = [link for link in machine.gpus[0].nvlinks if link[1] != machines.DGX1_BUSES[3]][:5]
+    topo = discover(machine, tmp_path)
+    assert topo.link(0, 3).nvlinks == 2, "the end that still sees both links wins"
+    assert "GPU 0 sees 0 NVLinks to GPU 3 but GPU 3 sees 2" in caplog.text
