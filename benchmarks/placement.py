@@ -16,7 +16,7 @@ import statistics
 import time
 from itertools import combinations
 
-from extender.cli import bundled_machines
+from extender.examples import bundled_machines
 from extender.placement import Policy, best_placement, clear_caches, forget_answers
 from extender.smi_topo import parse_topo_matrix
 from extender.topology import Gpu, GpuTopology, Link, PcieLevel

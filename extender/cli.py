@@ -10,11 +10,12 @@ import argparse
 import json
 import logging
 import sys
+import time
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 
 from extender import render
+from extender.examples import bundled_machines
 from extender.placement import POLICIES, PlacementImpossible, best_placement
 from extender.smi_topo import parse_topo_matrix
 from extender.topology import GpuTopology, TopologyError
@@ -31,16 +32,6 @@ class CliError(Exception):
     def __init__(self, message: str, code: int = EXIT_BAD_INPUT) -> None:
         super().__init__(message)
         self.code = code
-
-
-def bundled_machines() -> dict[str, str]:
-    """Example machines shipped with the package: name → ``nvidia-smi topo -m`` text."""
-    folder = resources.files("extender").joinpath("machines")
-    return {
-        entry.name.removesuffix(".txt"): entry.read_text(encoding="utf-8")
-        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
-        if entry.name.endswith(".txt")
-    }
 
 
 def parse_topology_text(text: str) -> GpuTopology:
@@ -113,6 +104,50 @@ def _cmd_topology_best(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_topology_publish(args: argparse.Namespace) -> int:
+    from extender.cluster import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, FreeReport
+    from extender.kube_source import kube_api
+
+    topo = _topology_from_args(args)
+    annotations = {ANNOTATION_TOPOLOGY: topo.to_json()}
+    if args.free is not None:
+        unknown = sorted(set(args.free) - set(topo.indices))
+        if unknown:
+            raise CliError(f"--free names GPU {', '.join(map(str, unknown))}, not in the topology")
+        annotations[ANNOTATION_FREE_GPUS] = FreeReport(tuple(sorted(args.free)), time.time()).to_json()
+    try:
+        api = kube_api(args.kubeconfig)
+        api.patch_node(args.node, {"metadata": {"annotations": annotations}},
+                       _content_type="application/merge-patch+json")  # fmt: skip
+    except Exception as exc:  # the client raises many kinds; the user needs the one line
+        raise CliError(f"cannot annotate node {args.node}: {_kube_error(exc)}") from None
+    print(f"node/{args.node} annotated: {', '.join(annotations)}")
+    return 0
+
+
+def _kube_error(exc: Exception) -> str:
+    status = getattr(exc, "status", None)
+    reason = getattr(exc, "reason", None)
+    if status:
+        body = getattr(exc, "body", None)
+        try:
+            message = json.loads(body).get("message") if body else None
+        except (ValueError, AttributeError):
+            message = None
+        return f"API server answered {status} {reason}" + (f": {message}" if message else "")
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from extender.serve import ServeError, build_advisor, run
+
+    try:
+        advisor, background = build_advisor(args.cluster, args.prometheus, args.policy, args.kubeconfig)
+    except ServeError as exc:
+        raise CliError(str(exc)) from None
+    return run(advisor, background, args.host, args.port, args.tls_cert, args.tls_key)
+
+
 def _add_topology_source(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", nargs="?", help="nvidia-smi topo -m text or a topology JSON document")
     src = p.add_mutually_exclusive_group()
@@ -141,6 +176,31 @@ def build_parser() -> argparse.ArgumentParser:
     best.add_argument("--policy", choices=POLICIES, default="ideal", help="ideal (default) or nvidia-best-effort")
     best.add_argument("--json", action="store_true", help='print {"gpus": [...], "score": N, "leaves": {...}}')
     best.set_defaults(handler=_cmd_topology_best)
+
+    publish = topology.add_parser("publish", help="write a topology (and free GPUs) to a Node's annotations")
+    publish.add_argument("--node", required=True, help="the Node to annotate")
+    _add_topology_source(publish)
+    publish.add_argument("--free", type=_gpu_list, metavar="LIST", help="free GPU indices now, e.g. 0,1,4")
+    publish.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then ~/.kube/config)")
+    publish.set_defaults(handler=_cmd_topology_publish)
+
+    serve = commands.add_parser("serve", help="run the scheduler extender (and webhook) over HTTP(S)")
+    serve.add_argument(
+        "--cluster",
+        default="simulated",
+        metavar="simulated|kube|FILE",
+        help="the built-in simulated cluster (default), the live cluster, or a snapshot file",
+    )
+    serve.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series, for live telemetry")
+    serve.add_argument("--policy", metavar="FILE", help="scoring policy (YAML/JSON); refused at start if invalid")
+    serve.add_argument(
+        "--kubeconfig", help="kubeconfig file for --cluster kube (default: in-cluster, then ~/.kube/config)"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    serve.add_argument("--tls-cert", metavar="FILE", help="serving certificate (PEM); with --tls-key serves HTTPS")
+    serve.add_argument("--tls-key", metavar="FILE", help="private key (PEM)")
+    serve.set_defaults(handler=_cmd_serve)
     return parser
 
 

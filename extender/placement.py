@@ -45,11 +45,13 @@ __all__ = [
     "Placement",
     "PlacementImpossible",
     "Policy",
+    "all_nvlink",
     "best_placement",
     "best_set_score",
     "clear_caches",
     "forget_answers",
     "leaves_behind",
+    "nvlink_clique",
     "pair_score",
     "set_score",
 ]
@@ -528,3 +530,33 @@ def best_set_score(topo: GpuTopology, k: int, free: Iterable[int] | None = None)
     m = _matrix(topo)
     mask = (1 << len(m.indices)) - 1 if free is None else _mask_of(m, list(free), "free")
     return _best_score(m, topo.fingerprint, mask, k)
+
+
+def nvlink_clique(topo: GpuTopology, k: int, free: Iterable[int] | None = None) -> tuple[int, ...] | None:
+    """Some k free GPUs joined pairwise by NVLink (the lowest such indices), or None."""
+    m = _matrix(topo)
+    mask = (1 << len(m.indices)) - 1 if free is None else _mask_of(m, list(free), "free")
+    adj = m.nvlink_adj
+
+    def grow(chosen: int, candidates: int, need: int) -> int | None:
+        if need == 0:
+            return chosen
+        while candidates and candidates.bit_count() >= need:
+            low = candidates & -candidates
+            p = low.bit_length() - 1
+            candidates ^= low
+            found = grow(chosen | low, candidates & adj[p], need - 1)
+            if found is not None:
+                return found
+        return None
+
+    if k <= 1:
+        return (m.indices[_bits(mask)[0]],) if k == 1 and mask else None
+    found = grow(0, mask, k)
+    return None if found is None else tuple(m.indices[p] for p in _bits(found))
+
+
+def all_nvlink(topo: GpuTopology, gpus: Iterable[int]) -> bool:
+    """Every pair of these GPUs is joined by NVLink."""
+    gs = list(gpus)
+    return all(topo.link(a, b).nvlinks > 0 for i, a in enumerate(gs) for b in gs[i + 1 :])

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extender.cli import bundled_machines, main
+from extender.cli import main
+from extender.examples import bundled_machines
 from extender.placement import PlacementImpossible, best_placement, leaves_behind, pair_score, set_score
 from extender.smi_topo import parse_topo_matrix
 from extender.topology import Gpu, GpuTopology, Link, PcieLevel

@@ -1,0 +1,42 @@
+"""The ASGI app: one process serves the scheduler extender (and, mounted beside it, the webhook)."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from extender.routes import Advisor, build_router
+
+__all__ = ["create_app"]
+
+
+def create_app(advisor: Advisor) -> FastAPI:
+    app = FastAPI(
+        title="gpu-advisor",
+        summary="Topology-aware GPU placement advice for kube-scheduler",
+        version="0.1.0",
+    )
+    app.state.advisor = advisor
+    app.include_router(build_router(advisor))
+
+    @app.get("/healthz", tags=["health"])
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["health"])
+    def readyz(response: Response) -> dict[str, object]:
+        state = advisor.state
+        advisor.metrics.ready.set(1 if state.ready else 0)
+        advisor.metrics.nodes.set(len(state.nodes()))
+        if not state.ready:
+            response.status_code = 503
+            return {"ready": False, "reason": f"cluster model from {state.source} has not synced yet"}
+        return {"ready": True, "source": state.source, "nodes": len(state.nodes())}
+
+    @app.get("/metrics", tags=["health"])
+    def metrics() -> Response:
+        advisor.metrics.nodes.set(len(advisor.state.nodes()))
+        advisor.metrics.ready.set(1 if advisor.state.ready else 0)
+        return Response(generate_latest(advisor.registry), media_type=CONTENT_TYPE_LATEST)
+
+    return app

@@ -1,0 +1,128 @@
+"""What a pod asks of GPUs: whole GPUs, MIG slices, and the gpu-advisor knobs in its annotations.
+
+Effective request per resource follows Kubernetes: max(largest init container, sum of app containers),
+from ``limits`` (extended resources must have requests == limits; a request alone also counts).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "ANNOTATION_GPU_MEMORY",
+    "ANNOTATION_INTERCONNECT",
+    "ANNOTATION_LATENCY_SENSITIVE",
+    "GPU_RESOURCE",
+    "MIG_PREFIX",
+    "PodRequest",
+    "PodSpecError",
+    "parse_memory_mib",
+    "pod_request",
+]
+
+GPU_RESOURCE = "nvidia.com/gpu"
+MIG_PREFIX = "nvidia.com/mig-"
+ANNOTATION_INTERCONNECT = "gpu-advisor.io/interconnect"
+ANNOTATION_GPU_MEMORY = "gpu-advisor.io/gpu-memory"
+ANNOTATION_LATENCY_SENSITIVE = "gpu-advisor.io/latency-sensitive"
+
+_MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|[KMGT]|B)?\s*$", re.IGNORECASE)
+_MIB_PER = {"": 1 / (1024 * 1024), "B": 1 / (1024 * 1024), "K": 1000 / 1048576, "KI": 1 / 1024, "M": 1e6 / 1048576,
+            "MI": 1, "G": 1e9 / 1048576, "GI": 1024, "T": 1e12 / 1048576, "TI": 1024 * 1024}  # fmt: skip
+
+
+class PodSpecError(ValueError):
+    """A pod's GPU request or gpu-advisor annotation cannot be read; the message says which."""
+
+
+@dataclass(frozen=True)
+class PodRequest:
+    gpus: int = 0
+    mig: tuple[tuple[str, int], ...] = ()  # (profile such as "1g.5gb", count), sorted
+    interconnect: str | None = None  # "nvlink": NVLink between every pair is a must
+    gpu_memory_mib: int | None = None  # declared VRAM per GPU (or per replica when time-sliced)
+    latency_sensitive: bool = False
+    other: tuple[tuple[str, int], ...] = field(default=())  # other nvidia.com/* resources
+
+    @property
+    def wants_gpu(self) -> bool:
+        return self.gpus > 0 or bool(self.mig) or bool(self.other)
+
+    def describe(self) -> str:
+        parts = [f"{self.gpus} GPU" + ("s" if self.gpus != 1 else "")] if self.gpus else []
+        parts += [f"{n}× MIG {p}" for p, n in self.mig]
+        return " + ".join(parts) or "no GPU"
+
+
+def parse_memory_mib(text: str) -> int:
+    """``40Gi``, ``40GiB``, ``80GB``, ``20000Mi``, ``24G`` → MiB. Decimal units are SI, binary ones IEC."""
+    m = _MEMORY.match(text)
+    if not m:
+        raise PodSpecError(f"{text!r} is not a memory size such as 40Gi, 80GB or 20000Mi")
+    unit = (m.group(2) or "B").upper()
+    unit = unit if unit == "B" else unit.removesuffix("B")
+    return round(float(m.group(1)) * _MIB_PER[unit])
+
+
+def _count(value: Any, resource: str, where: str) -> int:
+    try:
+        number = float(str(value))
+    except ValueError:
+        raise PodSpecError(f"{where}: {resource} {value!r} is not a number") from None
+    if number < 0 or number != int(number):
+        raise PodSpecError(f"{where}: {resource} must be a whole number ≥ 0, got {value!r}")
+    return int(number)
+
+
+def _container_requests(container: Mapping[str, Any], where: str) -> dict[str, int]:
+    resources = container.get("resources") or {}
+    if not isinstance(resources, Mapping):
+        raise PodSpecError(f"{where}: resources must be an object")
+    merged: dict[str, int] = {}
+    for section in ("requests", "limits"):  # limits win: for extended resources they must be equal
+        values = resources.get(section) or {}
+        if not isinstance(values, Mapping):
+            raise PodSpecError(f"{where}: resources.{section} must be an object")
+        for name, value in values.items():
+            if isinstance(name, str) and name.startswith("nvidia.com/"):
+                merged[name] = _count(value, name, where)
+    return merged
+
+
+def pod_request(pod: Mapping[str, Any]) -> PodRequest:
+    """Read a pod (or pod template: ``metadata`` + ``spec``) into what it asks of GPUs."""
+    spec = pod.get("spec") or {}
+    if not isinstance(spec, Mapping):
+        raise PodSpecError("spec must be an object")
+    totals: dict[str, int] = {}
+    for n, container in enumerate(spec.get("containers") or []):
+        for name, count in _container_requests(container, f"containers[{n}]").items():
+            totals[name] = totals.get(name, 0) + count
+    for n, container in enumerate(spec.get("initContainers") or []):
+        # A restartable init container (sidecar) runs beside the app containers: it adds up.
+        sidecar = container.get("restartPolicy") == "Always"
+        for name, count in _container_requests(container, f"initContainers[{n}]").items():
+            totals[name] = totals.get(name, 0) + count if sidecar else max(totals.get(name, 0), count)
+
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    interconnect = annotations.get(ANNOTATION_INTERCONNECT)
+    if interconnect is not None and str(interconnect).lower() not in ("nvlink", "any", ""):
+        raise PodSpecError(f"annotation {ANNOTATION_INTERCONNECT}: {interconnect!r} is not 'nvlink' or 'any'")
+    memory = annotations.get(ANNOTATION_GPU_MEMORY)
+    try:
+        memory_mib = parse_memory_mib(str(memory)) if memory not in (None, "") else None
+    except PodSpecError as exc:
+        raise PodSpecError(f"annotation {ANNOTATION_GPU_MEMORY}: {exc}") from None
+    mig = tuple(sorted((k.removeprefix(MIG_PREFIX), v) for k, v in totals.items() if k.startswith(MIG_PREFIX) and v))
+    other = tuple(sorted((k, v) for k, v in totals.items() if v and k != GPU_RESOURCE and not k.startswith(MIG_PREFIX)))
+    return PodRequest(
+        gpus=totals.get(GPU_RESOURCE, 0),
+        mig=mig,
+        interconnect="nvlink" if str(interconnect or "").lower() == "nvlink" else None,
+        gpu_memory_mib=memory_mib,
+        latency_sensitive=str(annotations.get(ANNOTATION_LATENCY_SENSITIVE, "")).lower() == "true",
+        other=other,
+    )

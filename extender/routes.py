@@ -1,0 +1,221 @@
+"""The extender's HTTP edge: parse kube-scheduler's body, judge every candidate node, map to the reply.
+
+Bodies are read raw so every malformed request gets a 400/413 with a message (never a 500), and a
+reply is built as plain JSON: at 5,000 candidate nodes the encoder is on the hot path.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from pydantic import ValidationError
+
+from extender.cluster import ClusterState, NodeState, node_state
+from extender.pods import PodRequest, PodSpecError, pod_request
+from extender.scoring import ScoringPolicy, Verdict, evaluate
+from extender.telemetry import TelemetryBoard
+from extender.wire import ExtenderArgs
+
+__all__ = ["Advisor", "BadRequest", "build_router"]
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 64 * 1024 * 1024  # a nocache NodeList of 5,000 nodes with managedFields fits
+MAX_CANDIDATES = 20_000  # four times Kubernetes' largest supported cluster
+
+
+class BadRequest(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.requests = Counter(
+            "gpu_advisor_extender_requests",
+            "Extender calls by verb and outcome",
+            ["verb", "outcome"],
+            registry=registry,
+        )
+        self.seconds = Histogram(
+            "gpu_advisor_extender_seconds", "Server time per extender call", ["verb"], registry=registry,
+            buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0),
+        )  # fmt: skip
+        self.verdicts = Counter(
+            "gpu_advisor_filter_verdicts", "Filter verdicts per node", ["verdict"], registry=registry
+        )
+        self.nodes = Gauge("gpu_advisor_nodes", "Nodes in the advisor's cluster model", registry=registry)
+        self.ready = Gauge("gpu_advisor_ready", "1 once the cluster model has synced", registry=registry)
+
+
+@dataclass
+class Advisor:
+    """What the HTTP edges need: the cluster model, live telemetry, the policy, a clock, metrics."""
+
+    state: ClusterState
+    telemetry: TelemetryBoard | None
+    policy: ScoringPolicy
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+    clock: Callable[[], float] = time.time
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_candidates: int = MAX_CANDIDATES
+    metrics: Metrics = field(init=False)
+    _sent_nodes: dict[tuple[str, str], NodeState] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self.metrics = Metrics(self.registry)
+
+    def node_for(self, name: str, sent: dict[str, Any] | None) -> NodeState | None:
+        """Our model of a node; for a node we have not synced, what its sent object says (nocache)."""
+        known = self.state.node(name)
+        if known is not None or sent is None:
+            return known
+        key = (name, str((sent.get("metadata") or {}).get("resourceVersion", "")))
+        cached = self._sent_nodes.get(key)
+        if cached is None:
+            if len(self._sent_nodes) > 50_000:
+                self._sent_nodes.clear()
+            cached = self._sent_nodes[key] = node_state(sent)
+        return cached
+
+    def judge(self, request: PodRequest, names: list[str], sent: dict[str, dict[str, Any]]) -> list[Verdict]:
+        now = self.clock()
+        return [
+            evaluate(request, self.node_for(name, sent.get(name)), name, self.telemetry, self.policy, now)
+            for name in names
+        ]
+
+
+async def read_json(request: Request, limit: int) -> Any:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BadRequest(413, f"body of {int(declared)} bytes is over the {limit}-byte limit")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise BadRequest(413, f"body is over the {limit}-byte limit")
+    if not body:
+        raise BadRequest(400, "empty body: expected JSON")
+    try:
+        return json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BadRequest(400, f"body is not JSON: {exc}") from None
+
+
+def _problem(status: int, message: str) -> Response:
+    return Response(json.dumps({"detail": message}), status_code=status, media_type="application/json")
+
+
+def _json(doc: Any) -> Response:
+    return Response(json.dumps(doc, separators=(",", ":")), media_type="application/json")
+
+
+async def _extender_args(
+    request: Request, advisor: Advisor
+) -> tuple[ExtenderArgs, list[str], dict[str, dict[str, Any]]]:
+    doc = await read_json(request, advisor.max_body_bytes)
+    if not isinstance(doc, dict):
+        raise BadRequest(400, "body must be a JSON object with Pod and NodeNames or Nodes")
+    names_raw = doc.get("NodeNames", doc.get("nodeNames", doc.get("nodenames")))
+    if isinstance(names_raw, list) and len(names_raw) > advisor.max_candidates:
+        raise BadRequest(413, f"{len(names_raw)} node names is over the limit of {advisor.max_candidates}")
+    try:
+        args = ExtenderArgs.model_validate(doc)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()[:5])
+        raise BadRequest(400, f"not an ExtenderArgs body: {problems}") from None
+    if args.node_names is None and args.nodes is None:
+        raise BadRequest(400, "not an ExtenderArgs body: neither NodeNames nor Nodes is set")
+    names = args.candidate_names()
+    if len(names) > advisor.max_candidates:
+        raise BadRequest(413, f"{len(names)} nodes is over the limit of {advisor.max_candidates}")
+    sent = {} if args.node_names is not None or args.nodes is None else {
+        str((item.get("metadata") or {}).get("name", "")): item for item in args.nodes.items
+    }  # fmt: skip
+    return args, names, sent
+
+
+def _request_of(args: ExtenderArgs) -> PodRequest:
+    try:
+        return pod_request(args.pod)
+    except PodSpecError as exc:
+        meta = args.pod.get("metadata") or {}
+        # The API server already admitted this pod: a bad gpu-advisor knob must not strand it.
+        log.warning(
+            "pod %s/%s: %s; judging its GPU count only (fail open)", meta.get("namespace"), meta.get("name"), exc
+        )
+        try:
+            spec_only = {"spec": args.pod.get("spec") or {}}
+            return pod_request(spec_only)
+        except PodSpecError:
+            return PodRequest()
+
+
+def build_router(advisor: Advisor) -> APIRouter:
+    router = APIRouter()
+    metrics = advisor.metrics
+
+    @router.post("/scheduler/filter", tags=["scheduler extender"])
+    async def scheduler_filter(request: Request) -> Response:
+        started = time.perf_counter()
+        try:
+            args, names, sent = await _extender_args(request, advisor)
+        except BadRequest as exc:
+            metrics.requests.labels("filter", "bad-request").inc()
+            return _problem(exc.status, exc.message)
+        try:
+            verdicts = advisor.judge(_request_of(args), names, sent)
+        except Exception as exc:  # the extender itself failed: say so in Error, as the protocol asks
+            log.exception("filter failed")
+            metrics.requests.labels("filter", "error").inc()
+            return _json({"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
+                          "Error": f"gpu-advisor failed: {exc}"})  # fmt: skip
+        passed = [v.node for v in verdicts if v.fits]
+        failed = {v.node: v.reason for v in verdicts if not v.fits and not v.unresolvable}
+        unresolvable = {v.node: v.reason for v in verdicts if not v.fits and v.unresolvable}
+        metrics.verdicts.labels("pass").inc(len(passed))
+        metrics.verdicts.labels("fail").inc(len(failed))
+        metrics.verdicts.labels("unresolvable").inc(len(unresolvable))
+        if args.node_names is not None:
+            reply: dict[str, Any] = {"Nodes": None, "NodeNames": passed}
+        else:
+            # nodeCacheCapable: false reads only Nodes: names alone would silently filter every node.
+            keep = set(passed)
+            items = [item for item in (args.nodes.items if args.nodes else []) if
+                     str((item.get("metadata") or {}).get("name", "")) in keep]  # fmt: skip
+            reply = {"Nodes": {"metadata": {}, "items": items}, "NodeNames": None}
+        reply.update(FailedNodes=failed, FailedAndUnresolvableNodes=unresolvable, Error="")
+        metrics.requests.labels("filter", "ok").inc()
+        metrics.seconds.labels("filter").observe(time.perf_counter() - started)
+        return _json(reply)
+
+    @router.post("/scheduler/prioritize", tags=["scheduler extender"])
+    async def scheduler_prioritize(request: Request) -> Response:
+        started = time.perf_counter()
+        try:
+            args, names, sent = await _extender_args(request, advisor)
+        except BadRequest as exc:
+            metrics.requests.labels("prioritize", "bad-request").inc()
+            return _problem(exc.status, exc.message)
+        try:
+            verdicts = advisor.judge(_request_of(args), names, sent)
+            priorities = [{"Host": v.node, "Score": v.score if v.fits else 0} for v in verdicts]
+        except Exception:  # fail open and say so: every node the same, so this extender has no say
+            log.exception("prioritize failed: answering 0 for every node")
+            metrics.requests.labels("prioritize", "error").inc()
+            return _json([{"Host": name, "Score": 0} for name in names])
+        metrics.requests.labels("prioritize", "ok").inc()
+        metrics.seconds.labels("prioritize").observe(time.perf_counter() - started)
+        return _json(priorities)
+
+    return router

@@ -1,0 +1,95 @@
+"""Assemble the served advisor from the command line's choices, and run it under uvicorn."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Protocol
+
+from extender.cluster import ClusterState
+from extender.routes import Advisor
+from extender.scoring import PolicyError, ScoringPolicy
+from extender.snapshot import SnapshotError, load_snapshot, simulated_cluster
+from extender.telemetry import PrometheusTelemetry, TelemetryBoard
+
+__all__ = ["ServeError", "build_advisor", "run"]
+
+log = logging.getLogger(__name__)
+
+
+class ServeError(RuntimeError):
+    """The server cannot start as asked; the message says why."""
+
+
+class Runs(Protocol):
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+
+
+class Background:
+    """Things that run beside the server: telemetry polling, the API server watch."""
+
+    def __init__(self) -> None:
+        self.parts: list[Runs] = []
+
+    def start(self) -> None:
+        for part in self.parts:
+            part.start()
+
+    def stop(self) -> None:
+        for part in self.parts:
+            part.stop()
+
+
+def build_advisor(
+    cluster: str, prometheus: str | None, policy_file: str | None, kubeconfig: str | None = None
+) -> tuple[Advisor, Background]:
+    try:
+        policy = ScoringPolicy.from_file(policy_file) if policy_file else ScoringPolicy()
+    except PolicyError as exc:
+        raise ServeError(str(exc)) from None
+    background = Background()
+    board: TelemetryBoard | None = None
+    if cluster == "simulated":
+        snap = simulated_cluster()
+        state = snap.cluster("simulated")
+        board = snap.telemetry(policy.telemetry_max_age_s)
+    elif cluster == "kube":
+        from extender.kube_source import KubeSource, kube_api
+
+        state = ClusterState("kube")
+        try:
+            api = kube_api(kubeconfig)
+        except Exception as exc:
+            raise ServeError(f"cannot reach the cluster: {exc}") from None
+        background.parts.append(KubeSource(api, state))
+    else:
+        if not Path(cluster).exists():
+            raise ServeError(f"--cluster {cluster}: not 'simulated', 'kube' or an existing snapshot file")
+        try:
+            snap = load_snapshot(cluster)
+        except SnapshotError as exc:
+            raise ServeError(str(exc)) from None
+        state = snap.cluster(f"snapshot {cluster}")
+        board = snap.telemetry(policy.telemetry_max_age_s)
+    if prometheus:
+        board = TelemetryBoard(policy.telemetry_max_age_s)
+        background.parts.append(PrometheusTelemetry(prometheus, board))
+    return Advisor(state=state, telemetry=board, policy=policy), background
+
+
+def run(advisor: Advisor, background: Background, host: str, port: int, cert: str | None, key: str | None) -> int:
+    import uvicorn
+
+    from extender.app import create_app
+
+    if bool(cert) != bool(key):
+        raise ServeError("--tls-cert and --tls-key go together")
+    app = create_app(advisor)
+    background.start()
+    try:
+        uvicorn.run(app, host=host, port=port, ssl_certfile=cert, ssl_keyfile=key, log_level="info",
+                    access_log=False)  # fmt: skip
+    finally:
+        background.stop()
+    return 0

@@ -1,0 +1,86 @@
+"""kube-scheduler's extender wire format (k8s.io/kube-scheduler/extender/v1).
+
+The Go types carry no json tags, so kube-scheduler sends PascalCase keys (``Pod``, ``Nodes``,
+``NodeNames``) and decodes our replies case-insensitively; we accept either spelling and always answer
+in PascalCase. Pods and Nodes are kept as the raw JSON objects they came as: a nodeCacheCapable=false
+reply must hand back the very Node objects it was sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "MAX_EXTENDER_PRIORITY",
+    "ExtenderArgs",
+    "ExtenderBindingArgs",
+    "ExtenderBindingResult",
+    "ExtenderFilterResult",
+    "HostPriority",
+]
+
+MAX_EXTENDER_PRIORITY = 10
+
+
+def _either(name: str) -> Any:
+    return Field(validation_alias=AliasChoices(name, name[0].lower() + name[1:], name.lower()))
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class NodeList(_Wire):
+    """A v1 NodeList; ``items`` stay raw dicts."""
+
+    items: list[dict[str, Any]] = Field(default_factory=list)
+
+    @field_validator("items", mode="before")
+    @classmethod
+    def _items_may_be_null(cls, v: Any) -> Any:
+        return [] if v is None else v
+
+
+class ExtenderArgs(_Wire):
+    """The body of filter and prioritize: the pod and the candidate nodes (names or full objects)."""
+
+    pod: dict[str, Any] = _either("Pod")
+    nodes: NodeList | None = _either("Nodes")
+    node_names: list[str] | None = Field(
+        default=None, validation_alias=AliasChoices("NodeNames", "nodeNames", "nodenames")
+    )
+
+    def candidate_names(self) -> list[str]:
+        if self.node_names is not None:
+            return self.node_names
+        if self.nodes is not None:
+            return [str(item.get("metadata", {}).get("name", "")) for item in self.nodes.items]
+        return []
+
+
+class ExtenderFilterResult(BaseModel):
+    """Filter reply. ``NodeNames`` when the extender is nodeCacheCapable, else ``Nodes``."""
+
+    Nodes: dict[str, Any] | None = None
+    NodeNames: list[str] | None = None
+    FailedNodes: dict[str, str] = Field(default_factory=dict)
+    FailedAndUnresolvableNodes: dict[str, str] = Field(default_factory=dict)
+    Error: str = ""
+
+
+class HostPriority(BaseModel):
+    Host: str
+    Score: int = Field(ge=0, le=MAX_EXTENDER_PRIORITY)
+
+
+class ExtenderBindingArgs(_Wire):
+    pod_name: str = _either("PodName")
+    pod_namespace: str = _either("PodNamespace")
+    pod_uid: str = Field(validation_alias=AliasChoices("PodUID", "podUID", "podUid", "poduid"))
+    node: str = _either("Node")
+
+
+class ExtenderBindingResult(BaseModel):
+    Error: str = ""
