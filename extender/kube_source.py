@@ -14,8 +14,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kubernetes import client, config, watch
+from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
+from kubernetes.watch.watch import iter_resp_lines
 
 from extender.cluster import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, BoundPod, ClusterState, bound_pod, node_state
 
@@ -136,25 +137,38 @@ class KubeSource:
     # -- the loops -------------------------------------------------------------------------------
 
     def _watch(self, what: str, rv: str) -> str:
-        """Stream events from rv until the server ends the watch; returns the last resourceVersion."""
+        """Stream events from rv until the server ends the watch; returns the last resourceVersion.
+
+        The stream is read here rather than through ``kubernetes.watch.Watch``: that helper, given raw
+        events, fails on the very ERROR event (410 Gone) this loop must act on.
+        """
         fn = self.api.list_node if what == "nodes" else self.api.list_pod_for_all_namespaces
         extra = {} if what == "nodes" else {"field_selector": _POD_FIELDS}
-        w: Any = watch.Watch()  # type: ignore[no-untyped-call]
-        for event in w.stream(
-            fn, resource_version=rv, timeout_seconds=self.watch_timeout_s, allow_watch_bookmarks=True,
-            deserialize=False, _request_timeout=self.watch_timeout_s + 30, **extra,
-        ):  # fmt: skip
-            if self._stop.is_set():
-                w.stop()
-                break
-            kind, obj = event.get("type"), event.get("object") or {}
-            rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
-            if kind == "BOOKMARK":
-                continue
-            if what == "nodes":
-                self._set_node(str(kind), obj)
-            else:
-                self._set_pod(str(kind), obj)
+        resp: Any = fn(
+            watch=True, resource_version=rv, timeout_seconds=self.watch_timeout_s, allow_watch_bookmarks=True,
+            _preload_content=False, _request_timeout=self.watch_timeout_s + 30, **extra,
+        )  # fmt: skip
+        try:
+            for line in iter_resp_lines(resp):  # type: ignore[no-untyped-call]
+                if self._stop.is_set():
+                    break
+                if not line:
+                    continue
+                event = json.loads(line)
+                kind, obj = str(event.get("type")), event.get("object") or {}
+                if kind == "ERROR":
+                    code = obj.get("code")
+                    raise ApiException(status=code, reason=f"{obj.get('reason')}: {obj.get('message')}")
+                rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
+                if kind == "BOOKMARK":
+                    continue
+                if what == "nodes":
+                    self._set_node(kind, obj)
+                else:
+                    self._set_pod(kind, obj)
+        finally:
+            resp.close()
+            resp.release_conn()
         return rv
 
     def _run(self, what: str) -> None:

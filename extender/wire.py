@@ -24,8 +24,8 @@ __all__ = [
 MAX_EXTENDER_PRIORITY = 10
 
 
-def _either(name: str) -> Any:
-    return Field(validation_alias=AliasChoices(name, name[0].lower() + name[1:], name.lower()))
+def _either(name: str, **default: Any) -> Any:
+    return Field(validation_alias=AliasChoices(name, name[0].lower() + name[1:], name.lower()), **default)
 
 
 class _Wire(BaseModel):
@@ -47,7 +47,7 @@ class ExtenderArgs(_Wire):
     """The body of filter and prioritize: the pod and the candidate nodes (names or full objects)."""
 
     pod: dict[str, Any] = _either("Pod")
-    nodes: NodeList | None = _either("Nodes")
+    nodes: NodeList | None = _either("Nodes", default=None)
     node_names: list[str] | None = Field(
         default=None, validation_alias=AliasChoices("NodeNames", "nodeNames", "nodenames")
     )

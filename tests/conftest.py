@@ -1,6 +1,15 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from extender.app import create_app
+from extender.routes import Advisor
+from extender.scoring import ScoringPolicy
+from extender.snapshot import simulated_cluster
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -16,3 +25,21 @@ def fixture_files(kind: str) -> list[Path]:
     if shared.is_dir():
         found.update({p.name: p for p in sorted(shared.glob("*")) if p.is_file()})
     return [found[name] for name in sorted(found)]
+
+
+NOW = 1_796_000_000.0
+
+
+@pytest.fixture
+def advisor() -> Advisor:
+    """The served advisor on the simulated cluster, at a fixed time."""
+    snap = simulated_cluster(now=NOW)
+    return Advisor(
+        state=snap.cluster("simulated"), telemetry=snap.telemetry(60), policy=ScoringPolicy(), clock=lambda: NOW
+    )
+
+
+@pytest.fixture
+def api(advisor: Advisor) -> Iterator[TestClient]:
+    with TestClient(create_app(advisor), raise_server_exceptions=False) as client:
+        yield client

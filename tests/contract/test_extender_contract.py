@@ -1,0 +1,85 @@
+"""Every body kube-scheduler v1.36 really sent gets a 200 and a reply it can read, in both cache modes.
+
+Golden replies live in tests/golden/; regenerate them with ``UPDATE_GOLDEN=1 pytest tests/contract``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from extender.wire import ExtenderArgs, ExtenderFilterResult, HostPriority
+from tests.conftest import fixture_files
+
+GOLDEN = Path(__file__).parents[1] / "golden"
+EXTENDER_BODIES = [p for p in fixture_files("kube") if p.name.startswith(("extender-filter", "extender-prioritize"))]
+SIMULATED = ["dgx1-v100-a", "dgx1-v100-b", "hgx-h100-a", "l40s-a", "a100-mig-a", "t4-ts-a"]
+
+
+def check_golden(name: str, reply: object) -> None:
+    path = GOLDEN / name
+    text = json.dumps(reply, indent=2, sort_keys=True) + "\n"
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert path.exists(), f"no golden file {path.name}: run with UPDATE_GOLDEN=1 once and review it"
+    assert json.loads(path.read_text()) == json.loads(text)
+
+
+def test_all_four_captured_extender_bodies_are_here() -> None:
+    assert {p.name for p in EXTENDER_BODIES} >= {
+        "extender-filter-cache.json", "extender-filter-nocache.json",
+        "extender-prioritize-cache.json", "extender-prioritize-nocache.json",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("path", EXTENDER_BODIES, ids=lambda p: p.name)
+def test_captured_bodies_parse_with_pascal_case_keys(path: Path) -> None:
+    doc = json.loads(path.read_text())
+    args = ExtenderArgs.model_validate(doc)
+    assert args.pod["metadata"]["name"].startswith("gpu-pod")
+    if "nocache" in path.name:
+        assert args.node_names is None and args.nodes is not None and len(args.nodes.items) == 2
+    else:
+        assert args.node_names == ["gpu-node-1", "gpu-node-2"] and args.nodes is None
+
+
+def test_lowercase_keys_are_accepted_too() -> None:
+    args = ExtenderArgs.model_validate({"pod": {"metadata": {}}, "nodeNames": ["a"]})
+    assert args.node_names == ["a"]
+
+
+@pytest.mark.parametrize("path", EXTENDER_BODIES, ids=lambda p: p.name)
+def test_captured_bodies_get_a_200_and_a_well_formed_reply(api: TestClient, path: Path) -> None:
+    body = json.loads(path.read_text())
+    verb = "filter" if "filter" in path.name else "prioritize"
+    reply = api.post(f"/scheduler/{verb}", content=path.read_bytes(), headers={"Content-Type": "application/json"})
+    assert reply.status_code == 200
+    doc = reply.json()
+    if verb == "filter":
+        result = ExtenderFilterResult.model_validate(doc)
+        assert set(doc) == {"Nodes", "NodeNames", "FailedNodes", "FailedAndUnresolvableNodes", "Error"}
+        assert result.Error == ""
+        if "nocache" in path.name:
+            # nodeCacheCapable: false reads Nodes only: the very Node objects sent, not just names.
+            assert result.NodeNames is None and result.Nodes is not None
+            assert result.Nodes["items"] == body["Nodes"]["items"]
+        else:
+            assert result.Nodes is None and result.NodeNames == body["NodeNames"]
+    else:
+        priorities = [HostPriority.model_validate(h) for h in doc]
+        assert [h.Host for h in priorities] == ["gpu-node-1", "gpu-node-2"]
+        assert all(set(h) == {"Host", "Score"} for h in doc)
+    check_golden(path.name.replace(".json", ".reply.json"), doc)
+
+
+@pytest.mark.parametrize("verb", ["filter", "prioritize"])
+def test_the_captured_pod_against_the_simulated_cluster_matches_its_golden_reply(api: TestClient, verb: str) -> None:
+    body = json.loads((Path(__file__).parents[1] / "data/kube/extender-filter-cache.json").read_text())
+    body["NodeNames"] = SIMULATED
+    reply = api.post(f"/scheduler/{verb}", json=body)
+    assert reply.status_code == 200
+    check_golden(f"simulated-{verb}-1gpu.reply.json", reply.json())

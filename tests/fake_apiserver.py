@@ -1,0 +1,202 @@
+"""An HTTP-level stand-in for kube-apiserver on 127.0.0.1: enough of /api/v1 for nodes and pods.
+
+It speaks what the real server speaks to the real ``kubernetes`` client: lists with a
+``resourceVersion``, watches as chunked streams of JSON lines (``ADDED``/``MODIFIED``/``DELETED``/
+``BOOKMARK``), a 410 Gone ``ERROR`` event for an expired resourceVersion, and merge-patches on nodes.
+Tests script trouble: drop the next watch connection mid-stream, or expire history.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FakeApiServer:
+    def __init__(self) -> None:
+        self.lock = threading.Condition()
+        self.rv = 100
+        self.objects: dict[str, dict[str, dict[str, Any]]] = {"nodes": {}, "pods": {}}
+        self.events: list[tuple[int, str, str, dict[str, Any]]] = []  # (rv, kind, type, object)
+        self.oldest_rv = 0  # watches from before this get 410 Gone
+        self.drop_next_watch: dict[str, int] = {}  # kind → events to send before cutting the connection
+        self.requests: list[tuple[str, str, dict[str, str], bytes]] = []  # (method, path, headers, body)
+        self.watch_count = {"nodes": 0, "pods": 0}
+        self.list_count = {"nodes": 0, "pods": 0}
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> FakeApiServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self.lock:
+            self.lock.notify_all()
+        self._server.shutdown()
+        self._server.server_close()
+
+    # -- the world --------------------------------------------------------------------------------
+
+    def _key(self, kind: str, obj: dict[str, Any]) -> str:
+        meta = obj["metadata"]
+        return meta["name"] if kind == "nodes" else f"{meta.get('namespace', 'default')}/{meta['name']}"
+
+    def put(self, kind: str, obj: dict[str, Any]) -> None:
+        with self.lock:
+            self.rv += 1
+            obj = copy.deepcopy(obj)
+            obj.setdefault("metadata", {})["resourceVersion"] = str(self.rv)
+            if kind == "pods":
+                obj["metadata"].setdefault("uid", f"uid-{obj['metadata']['name']}")
+            key = self._key(kind, obj)
+            kind_of_event = "MODIFIED" if key in self.objects[kind] else "ADDED"
+            self.objects[kind][key] = obj
+            self.events.append((self.rv, kind, kind_of_event, copy.deepcopy(obj)))
+            self.lock.notify_all()
+
+    def delete(self, kind: str, key: str) -> None:
+        with self.lock:
+            self.rv += 1
+            obj = self.objects[kind].pop(key)
+            obj["metadata"]["resourceVersion"] = str(self.rv)
+            self.events.append((self.rv, kind, "DELETED", obj))
+            self.lock.notify_all()
+
+    def expire_history(self) -> None:
+        """Compact: any watch from the current resourceVersion or older now gets 410 Gone."""
+        with self.lock:
+            self.oldest_rv = self.rv + 1
+            self.lock.notify_all()
+
+    # -- HTTP -------------------------------------------------------------------------------------
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _send_json(self, status: int, doc: Any) -> None:
+                body = json.dumps(doc).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                parsed = urllib.parse.urlparse(self.path)
+                query = dict(urllib.parse.parse_qsl(parsed.query))
+                fake.requests.append(("GET", self.path, dict(self.headers), b""))
+                kind = {"/api/v1/nodes": "nodes", "/api/v1/pods": "pods"}.get(parsed.path)
+                if kind is None:
+                    self._send_json(404, {"kind": "Status", "code": 404, "reason": "NotFound", "message": "no"})
+                    return
+                if query.get("watch") in ("true", "1"):
+                    self._watch(kind, query)
+                    return
+                with fake.lock:
+                    fake.list_count[kind] += 1
+                    items = [copy.deepcopy(o) for o in fake.objects[kind].values()]
+                    rv = fake.rv
+                list_kind = "NodeList" if kind == "nodes" else "PodList"
+                self._send_json(200, {"kind": list_kind, "apiVersion": "v1",
+                                      "metadata": {"resourceVersion": str(rv)}, "items": items})  # fmt: skip
+
+            def _chunk(self, data: bytes) -> None:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+
+            def _watch(self, kind: str, query: dict[str, str]) -> None:
+                since = int(query.get("resourceVersion") or 0)
+                deadline = time.time() + min(float(query.get("timeoutSeconds") or 5), 5)
+                with fake.lock:
+                    fake.watch_count[kind] += 1
+                    drop_after = fake.drop_next_watch.pop(kind, None)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                sent = 0
+                while time.time() < deadline:
+                    with fake.lock:
+                        if since < fake.oldest_rv:
+                            gone = {"type": "ERROR", "object": {
+                                "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                "message": f"too old resource version: {since} ({fake.oldest_rv})",
+                                "reason": "Expired", "code": 410}}  # fmt: skip
+                            self._chunk(json.dumps(gone).encode() + b"\n")
+                            break
+                        pending = [e for e in fake.events if e[0] > since and e[1] == kind]
+                        if not pending:
+                            fake.lock.wait(timeout=0.05)
+                            continue
+                    for rv, _, event_type, obj in pending:
+                        if drop_after is not None and sent >= drop_after:
+                            self.close_connection = True
+                            self.wfile.flush()
+                            self.connection.shutdown(2)  # cut mid-stream: no terminating chunk
+                            return
+                        self._chunk(json.dumps({"type": event_type, "object": obj}).encode() + b"\n")
+                        since, sent = rv, sent + 1
+                self._chunk(b"")
+
+            def do_PATCH(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                fake.requests.append(("PATCH", self.path, dict(self.headers), body))
+                name = self.path.rsplit("/", 1)[-1].split("?")[0]
+                with fake.lock:
+                    node = fake.objects["nodes"].get(name)
+                if node is None:
+                    self._send_json(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404,
+                                          "reason": "NotFound", "message": f'nodes "{name}" not found'})  # fmt: skip
+                    return
+                patch = json.loads(body)
+                merged = copy.deepcopy(node)
+                for key, value in (patch.get("metadata", {}).get("annotations") or {}).items():
+                    merged["metadata"].setdefault("annotations", {})[key] = value
+                fake.put("nodes", merged)
+                self._send_json(200, merged)
+
+        return Handler
+
+
+def node(
+    name: str, gpus: int = 8, labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None
+) -> dict[str, Any]:
+    return {
+        "kind": "Node",
+        "apiVersion": "v1",
+        "metadata": {"name": name, "labels": labels or {}, "annotations": annotations or {}},
+        "status": {"allocatable": {"nvidia.com/gpu": str(gpus), "cpu": "32"},
+                   "capacity": {"nvidia.com/gpu": str(gpus), "cpu": "32"}},
+    }  # fmt: skip
+
+
+def pod(
+    name: str, node_name: str, gpus: int, bound_at: str = "2026-12-02T10:00:00Z", phase: str = "Running"
+) -> dict[str, Any]:
+    return {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": {"name": name, "namespace": "ml"},
+        "spec": {"nodeName": node_name,
+                 "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]},
+        "status": {"phase": phase,
+                   "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": bound_at}]},
+    }  # fmt: skip

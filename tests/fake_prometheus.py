@@ -1,0 +1,90 @@
+"""A Prometheus stand-in on 127.0.0.1 answering ``/api/v1/query`` (instant vectors, and ``timestamp(m)``)
+from DCGM exporter exposition lines."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+_LINE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)\{(.*)\}\s*(\S+)?\s*$")
+_LABEL = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?')
+
+
+def parse_exposition(text: str, default_value: float | None = None) -> list[tuple[dict[str, str], float]]:
+    """Exposition lines → (labels with __name__, value). Lines without a value take ``default_value``."""
+    series = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = _LINE.match(line)
+        if not m:
+            continue
+        name, body, value = m.groups()
+        labels = {"__name__": name, **dict(_LABEL.findall(body))}
+        if value is None:
+            if default_value is None:
+                continue
+            series.append((labels, default_value))
+        else:
+            series.append((labels, float(value)))
+    return series
+
+
+class FakePrometheus:
+    def __init__(self, series: list[tuple[dict[str, str], float]], sampled_at: float | None = None) -> None:
+        self.series = series
+        self.sampled_at = sampled_at if sampled_at is not None else time.time()
+        self.queries: list[str] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> FakePrometheus:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def answer(self, query: str) -> dict[str, Any]:
+        self.queries.append(query)
+        now = time.time()
+        stamp = re.fullmatch(r"timestamp\((\w+)\)", query)
+        name = stamp.group(1) if stamp else query
+        result = []
+        for labels, value in self.series:
+            if labels["__name__"] != name:
+                continue
+            shown = dict(labels)
+            if stamp:
+                shown.pop("__name__")  # functions drop the metric name, as Prometheus does
+            result.append({"metric": shown, "value": [now, str(self.sampled_at if stamp else value)]})
+        return {"status": "success", "data": {"resultType": "vector", "result": result}}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                parsed = urllib.parse.urlparse(self.path)
+                query = dict(urllib.parse.parse_qsl(parsed.query)).get("query", "")
+                body = json.dumps(fake.answer(query)).encode()
+                self.send_response(200 if parsed.path == "/api/v1/query" else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        return Handler
