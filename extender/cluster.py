@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import count
@@ -108,7 +108,7 @@ class BoundPod:
         return f"{self.namespace}/{self.name}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NodeState:
     name: str
     labels: Mapping[str, str]
@@ -121,6 +121,11 @@ class NodeState:
     free_gpus: tuple[int, ...] | None  # physical GPUs believed free; None without a topology
     assumed: tuple[tuple[str, tuple[int, ...]], ...]  # pods bound after the report → their predicted GPUs
     version: int = field(default_factory=lambda: next(_versions), compare=False)
+    # Verdicts already worked out for this very node state, by pod shape (see scoring.judge_all). It
+    # lives and dies with the state: a change makes a new NodeState with an empty memo.
+    memo: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
+    # Physical GPU → pod, for the GPUs whose holder this model knows (the assumed placements).
+    holders: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
 
     # -- GFD labels and resources ------------------------------------------------------------------
 
@@ -185,10 +190,6 @@ class NodeState:
         """VRAM declared by the pods on this node (``gpu-advisor.io/gpu-memory`` × their GPUs)."""
         return sum((p.request.gpu_memory_mib or 0) * max(1, p.request.gpus) for p in self.pods)
 
-    def gpu_holders(self) -> dict[int, str]:
-        """Physical GPU → pod, for the GPUs this model knows the holder of (assumed placements)."""
-        return {g: pod for pod, gpus in self.assumed for g in gpus}
-
 
 def _resources(section: Any) -> dict[str, int]:
     out: dict[str, int] = {}
@@ -240,7 +241,7 @@ def node_state(node: Mapping[str, Any], pods: Iterable[BoundPod] = ()) -> NodeSt
     topology, problem = None, None
     if ANNOTATION_TOPOLOGY in annotations:
         try:
-            topology = GpuTopology.from_json(str(annotations[ANNOTATION_TOPOLOGY]))
+            topology = _parsed_topology(str(annotations[ANNOTATION_TOPOLOGY]))
         except TopologyError as exc:
             problem = f"topology annotation unreadable: {exc}"
             log.warning("node %s: %s", name, problem)
@@ -253,7 +254,24 @@ def node_state(node: Mapping[str, Any], pods: Iterable[BoundPod] = ()) -> NodeSt
 
     pod_list = tuple(sorted(pods, key=lambda p: (p.bound_at or 0.0, p.key)))
     free, assumed = _derive_free(topology, report, pod_list, labels)
-    return NodeState(name, labels, allocatable, capacity, topology, problem, report, pod_list, free, assumed)
+    holders = {g: pod for pod, gpus in assumed for g in gpus}
+    return NodeState(name, labels, allocatable, capacity, topology, problem, report, pod_list, free, assumed,
+                     holders=holders)  # fmt: skip
+
+
+_topologies: dict[str, GpuTopology] = {}
+
+
+def _parsed_topology(text: str) -> GpuTopology:
+    """One shared, immutable GpuTopology per distinct annotation: a fleet has a few machine types, and
+    a graph per node would be thousands of long-lived objects for the garbage collector to walk."""
+    topo = _topologies.get(text)
+    if topo is None:
+        topo = GpuTopology.from_json(text)
+        if len(_topologies) > 4096:
+            _topologies.clear()
+        _topologies[text] = topo
+    return topo
 
 
 def _derive_free(
@@ -298,6 +316,15 @@ class ClusterState:
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self.synced_at: float | None = None
+        self._listeners: list[Callable[[Iterable[str] | None], None]] = []
+
+    def subscribe(self, listener: Callable[[Iterable[str] | None], None]) -> None:
+        """``listener(names)`` after nodes change; ``listener(None)`` after everything was replaced."""
+        self._listeners.append(listener)
+
+    def _changed(self, names: Iterable[str] | None) -> None:
+        for listener in self._listeners:
+            listener(names)
 
     @property
     def ready(self) -> bool:
@@ -313,6 +340,10 @@ class ClusterState:
     def node(self, name: str) -> NodeState | None:
         return self._nodes.get(name)
 
+    def nodes_by_name(self) -> Mapping[str, NodeState]:
+        """The live mapping, for many lookups in one request (read only)."""
+        return self._nodes
+
     def nodes(self) -> list[NodeState]:
         return list(self._nodes.values())
 
@@ -320,11 +351,14 @@ class ClusterState:
         fresh = {n.name: n for n in nodes}
         with self._lock:
             self._nodes = fresh
+            self._changed(None)
 
     def put(self, node: NodeState) -> None:
         with self._lock:
             self._nodes[node.name] = node
+            self._changed((node.name,))
 
     def remove(self, name: str) -> None:
         with self._lock:
             self._nodes.pop(name, None)
+            self._changed((name,))

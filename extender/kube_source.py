@@ -59,8 +59,10 @@ class KubeSource:
         watch_timeout_s: int = 300,
         backoff_s: float = 1.0,
         clock: Callable[[], float] = time.time,
+        on_synced: Callable[[], None] | None = None,
     ) -> None:
         self.api = api
+        self.on_synced = on_synced
         self.state = state
         self.watch_timeout_s = watch_timeout_s
         self.backoff_s = backoff_s
@@ -127,9 +129,12 @@ class KubeSource:
                 node_state(raw, [p for node, p in self.pods.values() if node == name])
                 for name, raw in self.nodes.items()
             )
+            first_sync = not self.state.ready
             self._synced[what] = True
             if all(self._synced.values()):
                 self.state.mark_ready(self.clock())
+                if first_sync and self.on_synced is not None:
+                    self.on_synced()
         self.relists[what] += 1
         log.info("listed %d %s", len(items), what)
         return str((doc.get("metadata") or {}).get("resourceVersion") or "")

@@ -21,8 +21,11 @@ Filter rejections name their reason; ``unresolvable`` marks those no preemption 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import count
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,7 +45,7 @@ from extender.placement import (
 from extender.pods import PodRequest
 from extender.telemetry import TelemetryBoard
 
-__all__ = ["PolicyError", "ScoringPolicy", "Verdict", "evaluate"]
+__all__ = ["PolicyError", "ScoringPolicy", "Verdict", "VerdictMemo", "evaluate", "judge_all"]
 
 log = logging.getLogger(__name__)
 _GIB = 1024.0
@@ -106,6 +109,16 @@ class Verdict:
     unresolvable: bool = False
     gpus: tuple[int, ...] | None = None
     breakdown: dict[str, float] = field(default_factory=dict)
+    # JSON-quoted name and reason, made once: replies for thousands of nodes are joined from them.
+    node_json: str = field(init=False, repr=False, compare=False)
+    reason_json: str = field(init=False, repr=False, compare=False)
+    priority_json: str = field(init=False, repr=False, compare=False)  # {"Host": …, "Score": …}
+
+    def __post_init__(self) -> None:
+        quoted = encode_basestring_ascii(self.node)
+        object.__setattr__(self, "node_json", quoted)
+        object.__setattr__(self, "reason_json", encode_basestring_ascii(self.reason))
+        object.__setattr__(self, "priority_json", f'{{"Host":{quoted},"Score":{self.score if self.fits else 0}}}')
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -262,11 +275,11 @@ def _plan_whole(node: NodeState, request: PodRequest, policy: ScoringPolicy) -> 
     )  # fmt: skip
 
 
-_plans: dict[tuple[str, int, PodRequest, int], _Plan] = {}
+_plans: dict[tuple[str, int, int, int], _Plan] = {}
 
 
 def _plan(node: NodeState, request: PodRequest, policy: ScoringPolicy) -> _Plan:
-    key = (node.name, node.version, request, id(policy))
+    key = (node.name, node.version, id(request), id(policy))
     plan = _plans.get(key)
     if plan is None:
         plan = (
@@ -280,14 +293,16 @@ def _plan(node: NodeState, request: PodRequest, policy: ScoringPolicy) -> _Plan:
 
 def _headroom(
     node: NodeState, gpus: tuple[int, ...], telemetry: TelemetryBoard | None, policy: ScoringPolicy, now: float
-) -> tuple[float, str]:
-    """(value in [0, 1], a short note). Unknown or stale readings are neutral and say so."""
+) -> tuple[float, str, float]:
+    """(value in [0, 1], a short note, until when this holds). Unknown or stale readings are neutral."""
+    forever = float("inf")
     if telemetry is None or node.topology is None or not gpus:
-        return 0.5, "no telemetry"
+        return 0.5, "no telemetry", forever
     values: list[float] = []
     notes: list[str] = []
     stale: list[float] = []
-    holders = node.gpu_holders()
+    valid_until = forever
+    holders = node.holders
     for g in gpus:
         gpu = node.topology.gpu(g)
         reading = telemetry.reading(node.name, gpu)
@@ -295,7 +310,10 @@ def _headroom(
             continue
         if telemetry.is_stale(reading, now):
             stale.append(telemetry.age(reading, now) or 0.0)
+            valid_until = min(valid_until, now + 1.0)  # the age in the note moves on
             continue
+        if reading.at is not None:
+            valid_until = min(valid_until, reading.at + telemetry.max_age_s)
         parts = []
         if reading.sm_util is not None:
             parts.append(1.0 - min(100.0, max(0.0, reading.sm_util)) / 100.0)
@@ -312,13 +330,148 @@ def _headroom(
             values.append(min(parts))
     if not values:
         if stale:
-            return 0.5, f"telemetry stale ({max(stale):.0f} s)"
-        return 0.5, "no telemetry for these GPUs"
+            return 0.5, f"telemetry stale ({max(stale):.0f} s)", valid_until
+        return 0.5, "no telemetry for these GPUs", valid_until
     value = sum(values) / len(values)
     note = "; ".join(notes) if notes else f"live headroom {value:.0%}"
     if stale:
         note += f"; {len(stale)} GPU readings stale ({max(stale):.0f} s)"
-    return value, note
+    return value, note, valid_until
+
+
+_shapes: dict[tuple[int, int, int, float | None], int] = {}
+_shape_ids = count(1)
+_requests: dict[PodRequest, PodRequest] = {}
+_weights: dict[int, tuple[dict[str, float], float]] = {}
+_MEMO_PER_NODE = 64
+
+
+def _canonical(request: PodRequest) -> PodRequest:
+    """One object per distinct request, so memo keys can use its identity instead of re-hashing it."""
+    found = _requests.get(request)
+    if found is None:
+        if len(_requests) > 10_000:
+            _requests.clear()
+            _shapes.clear()
+            _plans.clear()
+        found = _requests[request] = request
+    return found
+
+
+def _judge(
+    request: PodRequest, node: NodeState, name: str, telemetry: TelemetryBoard | None, policy: ScoringPolicy, now: float
+) -> tuple[Verdict, float]:
+    plan = _plan(node, request, policy)
+    if not plan.fits:
+        return Verdict(name, False, plan.reason, unresolvable=plan.unresolvable), float("inf")
+    headroom, note, valid_until = _headroom(node, plan.telemetry_gpus, telemetry, policy, now)
+    components = {**plan.components, "headroom": headroom}
+    weights, total_weight = _weights_of(policy)
+    value = sum(weights[c] * components.get(c, 0.5) for c in weights) / total_weight
+    score = max(0, min(10, round(10 * value)))
+    return Verdict(name, True, f"{plan.reason}; {note}", score=score, gpus=plan.gpus, breakdown=components), valid_until
+
+
+class VerdictMemo:
+    """Verdicts by pod shape and node name, for nodes that have not changed since.
+
+    The owner of a ClusterState subscribes :meth:`forget` to it, so a warm lookup is one dict probe
+    per node with no check of the node itself (at 5,000 candidates that is what keeps a call within
+    a few milliseconds). A shape's whole table expires at the first moment any reading it used turns
+    stale.
+    """
+
+    def __init__(self) -> None:
+        self._tables: dict[int, tuple[dict[str, Verdict], list[float]]] = {}
+        self._lock = threading.Lock()
+
+    def table(self, shape: int, now: float) -> dict[str, Verdict]:
+        found = self._tables.get(shape)
+        if found is None or now >= found[1][0]:
+            if len(self._tables) > 256:
+                self._tables.clear()
+            found = self._tables[shape] = ({}, [float("inf")])
+        return found[0]
+
+    def remember(
+        self,
+        shape: int,
+        table: dict[str, Verdict],
+        verdict: Verdict,
+        valid_until: float,
+        still_current: Callable[[], bool],
+    ) -> None:
+        """Keep a verdict, unless its node changed while it was being worked out (the change notice
+        may already have come and gone; both sides hold the lock)."""
+        with self._lock:
+            if not still_current():
+                return
+            table[verdict.node] = verdict
+            found = self._tables.get(shape)
+            if found is not None and valid_until < found[1][0]:
+                found[1][0] = valid_until
+
+    def forget(self, names: Iterable[str] | None) -> None:
+        with self._lock:
+            if names is None:
+                self._tables.clear()
+                return
+            for table, _ in list(self._tables.values()):
+                for name in names:
+                    table.pop(name, None)
+
+
+def judge_all(
+    request: PodRequest,
+    names: list[str],
+    nodes: Mapping[str, NodeState],
+    telemetry: TelemetryBoard | None,
+    policy: ScoringPolicy,
+    now: float,
+    memo: VerdictMemo | None = None,
+) -> list[Verdict]:
+    """Verdicts for every candidate node of one pod, in order; ``nodes`` maps names to what is known.
+
+    Memoised on each NodeState (a new one on every change) per request, policy and telemetry refresh,
+    until the earliest moment one of the readings used turns stale: a steady cluster costs a lookup
+    per node.
+    """
+    if not request.wants_gpu:
+        return [Verdict(name, True, "pod asks for no GPU: not judged", score=0) for name in names]
+    request = _canonical(request)
+    # One small int per (request, policy, telemetry board, refresh): cheap to hash per node.
+    shape_key = (id(request), id(policy), id(telemetry), telemetry.refreshed_at if telemetry is not None else None)
+    shape = _shapes.get(shape_key)
+    if shape is None:
+        if len(_shapes) > 100_000:
+            _shapes.clear()
+        shape = _shapes[shape_key] = next(_shape_ids)  # never reused: node memos may outlive this map
+    out: list[Verdict] = []
+    append, lookup = out.append, nodes.get
+    known = memo.table(shape, now) if memo is not None else {}
+    recall = known.get
+    for name in names:
+        found = recall(name)
+        if found is not None:
+            append(found)
+            continue
+        node = lookup(name)
+        if node is None:
+            log.info("node %s unknown to gpu-advisor: passed unjudged (fail open)", name)
+            append(Verdict(name, True, "unknown to gpu-advisor (not synced yet?): passed unjudged", score=0))
+            continue
+        hit = node.memo.get(shape)
+        if hit is not None and now < hit[1]:
+            verdict, valid_until = hit
+        else:
+            verdict, valid_until = _judge(request, node, name, telemetry, policy, now)
+            if len(node.memo) >= _MEMO_PER_NODE:
+                node.memo.clear()
+            node.memo[shape] = (verdict, valid_until)
+        if memo is not None:
+            memo.remember(shape, known, verdict, valid_until, lambda n=node, k=name: lookup(k) is n)  # type: ignore[misc]
+        append(verdict)
+    return out
 
 
 def evaluate(
@@ -330,22 +483,12 @@ def evaluate(
     now: float,
 ) -> Verdict:
     """The verdict and score of one candidate node for one pod."""
-    if not request.wants_gpu:
-        return Verdict(name, True, "pod asks for no GPU: not judged", score=0)
-    if node is None:
-        log.info("node %s unknown to gpu-advisor: passed unjudged (fail open)", name)
-        return Verdict(name, True, "unknown to gpu-advisor (not synced yet?): passed unjudged", score=0)
-    plan = _plan(node, request, policy)
-    if not plan.fits:
-        return Verdict(name, False, plan.reason, unresolvable=plan.unresolvable)
-    headroom, note = _headroom(node, plan.telemetry_gpus, telemetry, policy, now)
-    components = {**plan.components, "headroom": headroom}
-    weights = policy.weights.as_dict()
-    total_weight = sum(weights.values())
-    value = sum(weights[c] * components.get(c, 0.5) for c in weights) / total_weight
-    score = max(0, min(10, round(10 * value)))
-    return Verdict(name, True, f"{plan.reason}; {note}", score=score, gpus=plan.gpus, breakdown=components)
+    return judge_all(request, [name], {name: node} if node is not None else {}, telemetry, policy, now)[0]
 
 
-def describe_weights(policy: ScoringPolicy) -> Mapping[str, float]:
-    return policy.weights.as_dict()
+def _weights_of(policy: ScoringPolicy) -> tuple[dict[str, float], float]:
+    found = _weights.get(id(policy))
+    if found is None or found[0] != policy.weights.as_dict():
+        weights = policy.weights.as_dict()
+        found = _weights[id(policy)] = (weights, sum(weights.values()))
+    return found

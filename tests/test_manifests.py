@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 import yaml
 
-
 REPO = Path(__file__).parents[1]
 
 
@@ -38,7 +37,10 @@ def test_the_scheduler_profile_calls_the_advisor_service_on_routes_that_exist(re
     (extender,) = config["extenders"]
     service = find(rendered, "Service", "gpu-advisor")
     port = service["spec"]["ports"][0]["port"]
-    assert extender["urlPrefix"] == f"http://{service['metadata']['name']}.{service['metadata']['namespace']}.svc:{port}/scheduler"
+    assert (
+        extender["urlPrefix"]
+        == f"http://{service['metadata']['name']}.{service['metadata']['namespace']}.svc:{port}/scheduler"
+    )
     assert extender["filterVerb"] == "filter" and extender["prioritizeVerb"] == "prioritize"
     assert extender["nodeCacheCapable"] is True and extender["ignorable"] is True
     assert "bindVerb" not in extender, "binding stays with kube-scheduler"

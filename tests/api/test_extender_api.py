@@ -118,3 +118,18 @@ def test_not_ready_until_the_cluster_model_has_synced(advisor) -> None:  # type:
     with TestClient(create_app(advisor)) as client:
         reply = client.get("/readyz")
     assert reply.status_code == 503 and "has not synced yet" in reply.json()["reason"]
+
+
+def test_a_node_that_changes_is_judged_again(api: TestClient, advisor) -> None:  # type: ignore[no-untyped-def]
+    from extender.cluster import node_state
+    from extender.snapshot import parse_snapshot
+
+    body = args({"nvidia.com/gpu": "4"}, names=["dgx1-v100-a"])
+    assert api.post("/scheduler/filter", json=body).json()["NodeNames"] == ["dgx1-v100-a"]
+    # The quad 4-7 gets taken: the node now has no free GPU and must be rejected at once.
+    full = parse_snapshot({"nodes": [{"name": "dgx1-v100-a", "machine": "dgx1-v100", "free": []}]}).nodes[0]
+    advisor.state.put(node_state(full))
+    reply = api.post("/scheduler/filter", json=body).json()
+    assert reply["NodeNames"] == [] and reply["FailedNodes"] == {
+        "dgx1-v100-a": "0 of 8 GPUs free by its last report, pod needs 4"
+    }
