@@ -49,10 +49,14 @@ def synthetic_cluster(n: int, seed: int = 5) -> dict[str, Any]:
         machine = MACHINES[i % len(MACHINES)]
         free = sorted(rnd.sample(range(8), rnd.randint(0, 8)))
         telemetry = [
-            {"gpu": g, "sm_util": rnd.choice([0, 0, 5, 40, 95]), "memory_total_mib": 81920,
-             "memory_used_mib": rnd.choice([0, 0, 4096, 30000])}
+            {
+                "gpu": g,
+                "sm_util": rnd.choice([0, 0, 5, 40, 95]),
+                "memory_total_mib": 81920,
+                "memory_used_mib": rnd.choice([0, 0, 4096, 30000]),
+            }
             for g in range(8)
-        ]  # fmt: skip
+        ]
         nodes.append({"name": f"gpu-{i:05d}", "machine": machine, "free": free, "telemetry": telemetry})
     return {"nodes": nodes}
 
@@ -63,8 +67,13 @@ def noop_app() -> FastAPI:
     @app.post("/scheduler/filter")
     async def noop_filter(request: Request) -> Response:
         doc = await read_json(request, 64 * 1024 * 1024)
-        reply = {"Nodes": None, "NodeNames": doc["NodeNames"], "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
-                 "Error": ""}  # fmt: skip
+        reply = {
+            "Nodes": None,
+            "NodeNames": doc["NodeNames"],
+            "FailedNodes": {},
+            "FailedAndUnresolvableNodes": {},
+            "Error": "",
+        }
         return Response(json.dumps(reply, separators=(",", ":")), media_type="application/json")
 
     @app.post("/scheduler/prioritize")
@@ -78,8 +87,10 @@ def noop_app() -> FastAPI:
 
 def body(names: list[str], gpus: int) -> bytes:
     resources = {"limits": {"nvidia.com/gpu": str(gpus)}, "requests": {"nvidia.com/gpu": str(gpus)}}
-    pod = {"metadata": {"name": f"train-{gpus}", "namespace": "ml"},
-           "spec": {"containers": [{"name": "c", "resources": resources}]}}  # fmt: skip
+    pod = {
+        "metadata": {"name": f"train-{gpus}", "namespace": "ml"},
+        "spec": {"containers": [{"name": "c", "resources": resources}]},
+    }
     return json.dumps({"Pod": pod, "Nodes": None, "NodeNames": names}).encode()
 
 

@@ -1,4 +1,4 @@
-"""The ASGI app: one process serves the scheduler extender (and, mounted beside it, the webhook)."""
+"""The ASGI app: one process serves the scheduler extender and, mounted beside it, the admission webhook."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ from fastapi import FastAPI, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from extender.routes import Advisor, build_router
+from webhook.admission import AdmissionSettings
+from webhook.routes import build_router as build_webhook_router
 
 __all__ = ["create_app"]
 
 
-def create_app(advisor: Advisor) -> FastAPI:
+def create_app(advisor: Advisor, admission: AdmissionSettings | None = None) -> FastAPI:
     app = FastAPI(
         title="gpu-advisor",
         summary="Topology-aware GPU placement advice for kube-scheduler",
@@ -18,6 +20,8 @@ def create_app(advisor: Advisor) -> FastAPI:
     )
     app.state.advisor = advisor
     app.include_router(build_router(advisor))
+    # The one place extender code reaches into the webhook package: both live in one process.
+    app.include_router(build_webhook_router(advisor, admission or AdmissionSettings()))
 
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:

@@ -117,8 +117,9 @@ def _cmd_topology_publish(args: argparse.Namespace) -> int:
         annotations[ANNOTATION_FREE_GPUS] = FreeReport(tuple(sorted(args.free)), time.time()).to_json()
     try:
         api = kube_api(args.kubeconfig)
-        api.patch_node(args.node, {"metadata": {"annotations": annotations}},
-                       _content_type="application/merge-patch+json")  # fmt: skip
+        api.patch_node(
+            args.node, {"metadata": {"annotations": annotations}}, _content_type="application/merge-patch+json"
+        )
     except Exception as exc:  # the client raises many kinds; the user needs the one line
         raise CliError(f"cannot annotate node {args.node}: {_kube_error(exc)}") from None
     print(f"node/{args.node} annotated: {', '.join(annotations)}")
@@ -145,7 +146,54 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         advisor, background = build_advisor(args.cluster, args.prometheus, args.policy, args.kubeconfig)
     except ServeError as exc:
         raise CliError(str(exc)) from None
-    return run(advisor, background, args.host, args.port, args.tls_cert, args.tls_key)
+    from webhook.admission import AdmissionSettings
+
+    try:
+        return run(
+            advisor,
+            background,
+            args.host,
+            args.port,
+            args.tls_cert,
+            args.tls_key,
+            args.tls_port,
+            AdmissionSettings(route_gpu_pods_to=args.route_gpu_pods_to),
+        )
+    except ServeError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _cmd_certs_create(args: argparse.Namespace) -> int:
+    from webhook.certs import create_certs, service_dns_names
+
+    try:
+        files = create_certs(args.service, args.namespace, Path(args.out), reuse_ca=args.reuse_ca)
+    except (OSError, ValueError) as exc:
+        raise CliError(f"cannot write certificates to {args.out}: {exc}") from None
+    names = ", ".join(service_dns_names(args.service, args.namespace))
+    print(f"wrote {files.ca_cert}, {files.cert}, {files.key} for {names}")
+    return 0
+
+
+def _cmd_certs_inject(args: argparse.Namespace) -> int:
+    from kubernetes import client
+
+    from extender.kube_source import kube_api
+    from webhook.certs import ca_bundle, inject_ca_bundle
+
+    try:
+        bundle = ca_bundle(Path(args.ca))
+    except (OSError, ValueError) as exc:
+        raise CliError(f"--ca {args.ca}: not a readable PEM certificate ({exc})") from None
+    try:
+        kube_api(args.kubeconfig)
+        done = inject_ca_bundle(client.AdmissionregistrationV1Api(), args.config, bundle)
+    except Exception as exc:  # the client raises many kinds; the user needs the one line
+        raise CliError(f"cannot inject the CA bundle: {_kube_error(exc)}") from None
+    if not done:
+        raise CliError(f"no Mutating or Validating webhook configuration named {args.config}")
+    print("caBundle set on " + ", ".join(done))
+    return 0
 
 
 def _add_topology_source(p: argparse.ArgumentParser) -> None:
@@ -198,9 +246,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
-    serve.add_argument("--tls-cert", metavar="FILE", help="serving certificate (PEM); with --tls-key serves HTTPS")
-    serve.add_argument("--tls-key", metavar="FILE", help="private key (PEM)")
+    serve.add_argument("--tls-cert", metavar="FILE", help="serving certificate (PEM): also serve HTTPS on --tls-port")
+    serve.add_argument("--tls-key", metavar="FILE", help="its private key (PEM); both are reloaded when renewed")
+    serve.add_argument("--tls-port", type=int, default=8443, help="HTTPS port for the webhooks (default 8443)")
+    serve.add_argument(
+        "--route-gpu-pods-to",
+        metavar="SCHEDULER",
+        help="mutating webhook: set schedulerName of GPU Pods that chose none",
+    )
     serve.set_defaults(handler=_cmd_serve)
+
+    certs = commands.add_parser("certs", help="TLS for the admission webhook").add_subparsers(
+        dest="certs_command", required=True, metavar="SUBCOMMAND"
+    )
+    create = certs.add_parser("create", help="a CA and a serving certificate for the webhook Service")
+    create.add_argument("--service", default="gpu-advisor", help="Service name (default gpu-advisor)")
+    create.add_argument("--namespace", default="gpu-advisor", help="its namespace (default gpu-advisor)")
+    create.add_argument("--out", required=True, metavar="DIR", help="where to write ca.crt, tls.crt, tls.key")
+    create.add_argument("--reuse-ca", action="store_true", help="renew the serving pair with the CA already in DIR")
+    create.set_defaults(handler=_cmd_certs_create)
+    inject = certs.add_parser("inject", help="put the CA bundle into the webhook configurations")
+    inject.add_argument("--config", default="gpu-advisor", help="webhook configuration name (both kinds)")
+    inject.add_argument("--ca", required=True, metavar="FILE", help="the CA certificate (ca.crt from certs create)")
+    inject.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then ~/.kube/config)")
+    inject.set_defaults(handler=_cmd_certs_inject)
     return parser
 
 

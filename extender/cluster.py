@@ -126,6 +126,8 @@ class NodeState:
     memo: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
     # Physical GPU → pod, for the GPUs whose holder this model knows (the assumed placements).
     holders: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
+    taints: tuple[Mapping[str, str], ...] = ()  # spec.taints: {key, value, effect}
+    unschedulable: bool = False
 
     # -- GFD labels and resources ------------------------------------------------------------------
 
@@ -255,8 +257,27 @@ def node_state(node: Mapping[str, Any], pods: Iterable[BoundPod] = ()) -> NodeSt
     pod_list = tuple(sorted(pods, key=lambda p: (p.bound_at or 0.0, p.key)))
     free, assumed = _derive_free(topology, report, pod_list, labels)
     holders = {g: pod for pod, gpus in assumed for g in gpus}
-    return NodeState(name, labels, allocatable, capacity, topology, problem, report, pod_list, free, assumed,
-                     holders=holders)  # fmt: skip
+    spec = node.get("spec") or {}
+    taints = tuple(
+        {str(k): str(v) for k, v in t.items() if v is not None}
+        for t in spec.get("taints") or []
+        if isinstance(t, Mapping)
+    )
+    return NodeState(
+        name,
+        labels,
+        allocatable,
+        capacity,
+        topology,
+        problem,
+        report,
+        pod_list,
+        free,
+        assumed,
+        holders=holders,
+        taints=taints,
+        unschedulable=bool(spec.get("unschedulable")),
+    )
 
 
 _topologies: dict[str, GpuTopology] = {}

@@ -43,12 +43,18 @@ def _slim_node(obj: dict[str, Any]) -> dict[str, Any]:
     }
     status = obj.get("status") or {}
     return {
-        "metadata": {"name": meta.get("name"), "labels": meta.get("labels") or {}, "annotations": annotations,
-                     "resourceVersion": meta.get("resourceVersion")},
-        "spec": {"taints": (obj.get("spec") or {}).get("taints") or [],
-                 "unschedulable": (obj.get("spec") or {}).get("unschedulable", False)},
+        "metadata": {
+            "name": meta.get("name"),
+            "labels": meta.get("labels") or {},
+            "annotations": annotations,
+            "resourceVersion": meta.get("resourceVersion"),
+        },
+        "spec": {
+            "taints": (obj.get("spec") or {}).get("taints") or [],
+            "unschedulable": (obj.get("spec") or {}).get("unschedulable", False),
+        },
         "status": {"allocatable": status.get("allocatable") or {}, "capacity": status.get("capacity") or {}},
-    }  # fmt: skip
+    }
 
 
 class KubeSource:
@@ -150,9 +156,14 @@ class KubeSource:
         fn = self.api.list_node if what == "nodes" else self.api.list_pod_for_all_namespaces
         extra = {} if what == "nodes" else {"field_selector": _POD_FIELDS}
         resp: Any = fn(
-            watch=True, resource_version=rv, timeout_seconds=self.watch_timeout_s, allow_watch_bookmarks=True,
-            _preload_content=False, _request_timeout=self.watch_timeout_s + 30, **extra,
-        )  # fmt: skip
+            watch=True,
+            resource_version=rv,
+            timeout_seconds=self.watch_timeout_s,
+            allow_watch_bookmarks=True,
+            _preload_content=False,
+            _request_timeout=self.watch_timeout_s + 30,
+            **extra,
+        )
         try:
             for line in iter_resp_lines(resp):  # type: ignore[no-untyped-call]
                 if self._stop.is_set():

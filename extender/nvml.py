@@ -196,8 +196,15 @@ def discover_topology(nvml: ModuleType, sysfs: Path = Path("/sys"), clique: str 
             level = _maybe(nvml, "nvmlDeviceGetTopologyCommonAncestor", handles[i], handles[j])
             from_i, from_j = direct.get((i, j), 0), direct.get((j, i), 0)
             if from_i != from_j:
-                log.warning("GPU %d sees %d NVLinks to GPU %d but GPU %d sees %d; using %d", i, from_i, j, j, from_j,
-                            max(from_i, from_j))  # fmt: skip
+                log.warning(
+                    "GPU %d sees %d NVLinks to GPU %d but GPU %d sees %d; using %d",
+                    i,
+                    from_i,
+                    j,
+                    j,
+                    from_j,
+                    max(from_i, from_j),
+                )
             nvlinks = max(from_i, from_j)
             if switch_links[i] and switch_links[j]:
                 nvlinks += min(switch_links[i], switch_links[j])

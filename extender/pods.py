@@ -30,8 +30,18 @@ ANNOTATION_GPU_MEMORY = "gpu-advisor.io/gpu-memory"
 ANNOTATION_LATENCY_SENSITIVE = "gpu-advisor.io/latency-sensitive"
 
 _MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|[KMGT]|B)?\s*$", re.IGNORECASE)
-_MIB_PER = {"": 1 / (1024 * 1024), "B": 1 / (1024 * 1024), "K": 1000 / 1048576, "KI": 1 / 1024, "M": 1e6 / 1048576,
-            "MI": 1, "G": 1e9 / 1048576, "GI": 1024, "T": 1e12 / 1048576, "TI": 1024 * 1024}  # fmt: skip
+_MIB_PER = {
+    "": 1 / (1024 * 1024),
+    "B": 1 / (1024 * 1024),
+    "K": 1000 / 1048576,
+    "KI": 1 / 1024,
+    "M": 1e6 / 1048576,
+    "MI": 1,
+    "G": 1e9 / 1048576,
+    "GI": 1024,
+    "T": 1e12 / 1048576,
+    "TI": 1024 * 1024,
+}
 
 
 class PodSpecError(ValueError):

@@ -47,9 +47,12 @@ class Metrics:
             registry=registry,
         )
         self.seconds = Histogram(
-            "gpu_advisor_extender_seconds", "Server time per extender call", ["verb"], registry=registry,
+            "gpu_advisor_extender_seconds",
+            "Server time per extender call",
+            ["verb"],
+            registry=registry,
             buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0),
-        )  # fmt: skip
+        )
         self.verdicts = Counter(
             "gpu_advisor_filter_verdicts", "Filter verdicts per node", ["verdict"], registry=registry
         )
@@ -104,8 +107,15 @@ class Advisor:
             found = {name: self.node_for(name, item) for name, item in sent.items()}
             nodes = {name: node for name, node in found.items() if node is not None}
             return judge_all(request, names, nodes, self.telemetry, self.policy, self.clock())
-        return judge_all(request, names, self.state.nodes_by_name(), self.telemetry, self.policy, self.clock(),
-                         memo=self._verdict_memo())  # fmt: skip
+        return judge_all(
+            request,
+            names,
+            self.state.nodes_by_name(),
+            self.telemetry,
+            self.policy,
+            self.clock(),
+            memo=self._verdict_memo(),
+        )
 
 
 async def read_json(request: Request, limit: int) -> Any:
@@ -152,9 +162,11 @@ async def _extender_args(
     names = args.candidate_names()
     if len(names) > advisor.max_candidates:
         raise BadRequest(413, f"{len(names)} nodes is over the limit of {advisor.max_candidates}")
-    sent = {} if args.node_names is not None or args.nodes is None else {
-        str((item.get("metadata") or {}).get("name", "")): item for item in args.nodes.items
-    }  # fmt: skip
+    sent = (
+        {}
+        if args.node_names is not None or args.nodes is None
+        else {str((item.get("metadata") or {}).get("name", "")): item for item in args.nodes.items}
+    )
     return args, names, sent
 
 
@@ -191,8 +203,15 @@ def build_router(advisor: Advisor) -> APIRouter:
         except Exception as exc:  # the extender itself failed: say so in Error, as the protocol asks
             log.exception("filter failed")
             metrics.requests.labels("filter", "error").inc()
-            return _json({"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
-                          "Error": f"gpu-advisor failed: {exc}"})  # fmt: skip
+            return _json(
+                {
+                    "Nodes": None,
+                    "NodeNames": None,
+                    "FailedNodes": {},
+                    "FailedAndUnresolvableNodes": {},
+                    "Error": f"gpu-advisor failed: {exc}",
+                }
+            )
         passed: list[str] = []
         failed: list[str] = []
         unresolvable: list[str] = []
@@ -210,12 +229,17 @@ def build_router(advisor: Advisor) -> APIRouter:
         else:
             # nodeCacheCapable: false reads only Nodes: names alone would silently filter every node.
             keep = {v.node for v in verdicts if v.fits}
-            items = [item for item in (args.nodes.items if args.nodes else []) if
-                     str((item.get("metadata") or {}).get("name", "")) in keep]  # fmt: skip
+            items = [
+                item
+                for item in (args.nodes.items if args.nodes else [])
+                if str((item.get("metadata") or {}).get("name", "")) in keep
+            ]
             nodes_json = json.dumps({"metadata": {}, "items": items}, separators=(",", ":"))
             head = '{"Nodes":' + nodes_json + ',"NodeNames":null'
-        text = (f'{head},"FailedNodes":{{{",".join(failed)}}},'
-                f'"FailedAndUnresolvableNodes":{{{",".join(unresolvable)}}},"Error":""}}')  # fmt: skip
+        text = (
+            f'{head},"FailedNodes":{{{",".join(failed)}}},'
+            f'"FailedAndUnresolvableNodes":{{{",".join(unresolvable)}}},"Error":""}}'
+        )
         metrics.requests.labels("filter", "ok").inc()
         metrics.seconds.labels("filter").observe(time.perf_counter() - started)
         return Response(text, media_type="application/json")

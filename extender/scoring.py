@@ -221,9 +221,13 @@ def _plan_whole(node: NodeState, request: PodRequest, policy: ScoringPolicy) -> 
         return _Plan(
             True,
             f"{why}: scored on counts alone ({node.gpu_free_count} of {total} free)",
-            components={"set": 0.5, "fragmentation": 0.5, "numa": 0.5,
-                        "packing": _packing(policy, node.gpu_used + k, total)},
-        )  # fmt: skip
+            components={
+                "set": 0.5,
+                "fragmentation": 0.5,
+                "numa": 0.5,
+                "packing": _packing(policy, node.gpu_used + k, total),
+            },
+        )
 
     free = node.free_gpus
     if len(free) < k:
@@ -239,9 +243,11 @@ def _plan_whole(node: NodeState, request: PodRequest, policy: ScoringPolicy) -> 
     nvlinked = all_nvlink(topo, placement.gpus)
     if request.interconnect == "nvlink" and k > 1 and not nvlinked:
         spare = nvlink_clique(topo, k, free)
-        detail = f"free NVLink set {'-'.join(map(str, spare))} is not what the device plugin hands out" if spare else (
-            f"no {k} free GPUs joined by NVLink (free: {','.join(map(str, free))})"
-        )  # fmt: skip
+        detail = (
+            f"free NVLink set {'-'.join(map(str, spare))} is not what the device plugin hands out"
+            if spare
+            else (f"no {k} free GPUs joined by NVLink (free: {','.join(map(str, free))})")
+        )
         return _Plan(False, f"pod requires NVLink: {detail}")
 
     best = best_set_score(topo, k) or 0
@@ -269,10 +275,14 @@ def _plan_whole(node: NodeState, request: PodRequest, policy: ScoringPolicy) -> 
         True,
         reason,
         gpus=placement.gpus,
-        components={"set": set_value, "fragmentation": fragmentation, "numa": numa,
-                    "packing": _packing(policy, used_after, total)},
+        components={
+            "set": set_value,
+            "fragmentation": fragmentation,
+            "numa": numa,
+            "packing": _packing(policy, used_after, total),
+        },
         telemetry_gpus=placement.gpus,
-    )  # fmt: skip
+    )
 
 
 _plans: dict[tuple[str, int, int, int], _Plan] = {}

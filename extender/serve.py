@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import ssl
 from pathlib import Path
 from typing import Protocol
 
@@ -12,6 +13,7 @@ from extender.routes import Advisor
 from extender.scoring import PolicyError, ScoringPolicy
 from extender.snapshot import SnapshotError, load_snapshot, simulated_cluster
 from extender.telemetry import PrometheusTelemetry, TelemetryBoard
+from webhook.admission import AdmissionSettings
 
 __all__ = ["ServeError", "build_advisor", "run"]
 
@@ -91,20 +93,51 @@ def build_advisor(
     return Advisor(state=state, telemetry=board, policy=policy), background
 
 
-def run(advisor: Advisor, background: Background, host: str, port: int, cert: str | None, key: str | None) -> int:
+def run(
+    advisor: Advisor,
+    background: Background,
+    host: str,
+    port: int,
+    cert: str | None,
+    key: str | None,
+    tls_port: int = 8443,
+    admission: AdmissionSettings | None = None,
+) -> int:
+    """Serve plain HTTP on ``port`` (extender, health, metrics) and, with a certificate, HTTPS on
+    ``tls_port`` (the same app: the API server only calls webhooks over TLS)."""
+    import asyncio
+
     import uvicorn
 
     from extender.app import create_app
 
     if bool(cert) != bool(key):
         raise ServeError("--tls-cert and --tls-key go together")
-    app = create_app(advisor)
+    app = create_app(advisor, admission)
+    servers = [uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info", access_log=False))]
+    if cert and key:
+        from webhook.certs import CertReloader
+
+        try:
+            reloader = CertReloader(Path(cert), Path(key))
+        except (OSError, ssl.SSLError) as exc:
+            raise ServeError(f"cannot load --tls-cert/--tls-key: {exc}") from None
+        tls_config = uvicorn.Config(
+            app, host=host, port=tls_port, log_level="info", access_log=False, ssl_certfile=cert, ssl_keyfile=key
+        )
+        tls_config.load()
+        tls_config.ssl = reloader.context  # renewed files reach new connections without a restart
+        servers.append(uvicorn.Server(tls_config))
+        background.parts.append(reloader)
     if advisor.state.ready:
         settle_memory()
     background.start()
+
+    async def serve_all() -> None:
+        await asyncio.gather(*(server.serve() for server in servers))
+
     try:
-        uvicorn.run(app, host=host, port=port, ssl_certfile=cert, ssl_keyfile=key, log_level="info",
-                    access_log=False)  # fmt: skip
+        asyncio.run(serve_all())
     finally:
         background.stop()
     return 0

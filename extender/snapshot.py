@@ -13,6 +13,7 @@ yaml``, or ``gpu-advisor snapshot``) or this shorter form::
         mig: {1g.5gb: 7}                # nvidia.com/mig-<profile> allocatable
         free: [4, 5, 6, 7]              # free GPUs as the node agent last reported them (optional)
         free_at: "2026-12-02T11:00:00Z" # when (default: the snapshot's time)
+        taints: [{key: dedicated, value: ml, effect: NoSchedule}]
         telemetry:                      # live readings (optional)
           - {gpu: 0, sm_util: 3, memory_used_mib: 512, memory_total_mib: 16384}
     pods:
@@ -142,10 +143,14 @@ def _short_node(entry: Any, n: int, at: float, readings: dict[tuple[str, str], G
         )
     resources = {GPU_RESOURCE: str(gpus), **{k: str(v) for k, v in mig.items()}}
     capacities = {**resources, GPU_RESOURCE: str(capacity)}
+    taints = entry.get("taints") or []
+    if not isinstance(taints, list) or not all(isinstance(t, Mapping) and t.get("key") for t in taints):
+        raise SnapshotError(f"{where}: 'taints' must be a list of {{key, value, effect}}")
     return {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {"name": name, "labels": labels, "annotations": annotations},
+        "spec": {"taints": [dict(t) for t in taints]},
         "status": {"allocatable": resources, "capacity": capacities},
     }
 
@@ -164,13 +169,22 @@ def _short_pod(entry: Any, n: int, at: float) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": str(entry["name"]), "namespace": str(entry.get("namespace", "default")),
-                     "annotations": annotations, "labels": dict(entry.get("labels") or {})},
-        "spec": {"nodeName": str(entry["node"]), "containers": [{"name": "main", "resources": {"limits": limits}}],
-                 **({"priority": int(entry["priority"])} if "priority" in entry else {})},
-        "status": {"phase": "Running",
-                   "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": bound_at}]},
-    }  # fmt: skip
+        "metadata": {
+            "name": str(entry["name"]),
+            "namespace": str(entry.get("namespace", "default")),
+            "annotations": annotations,
+            "labels": dict(entry.get("labels") or {}),
+        },
+        "spec": {
+            "nodeName": str(entry["node"]),
+            "containers": [{"name": "main", "resources": {"limits": limits}}],
+            **({"priority": int(entry["priority"])} if "priority" in entry else {}),
+        },
+        "status": {
+            "phase": "Running",
+            "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": bound_at}],
+        },
+    }
 
 
 def parse_snapshot(doc: Any, now: float | None = None) -> Snapshot:
@@ -232,27 +246,63 @@ def simulated_cluster(now: float | None = None) -> Snapshot:
     busy: dict[str, float] = {"sm_util": 92, "memory_used_mib": 14000}
     doc: dict[str, Any] = {
         "nodes": [
-            {"name": "dgx1-v100-a", "machine": "dgx1-v100", "free": [4, 5, 6, 7],
-             "labels": {"nvidia.com/gpu.product": "Tesla-V100-SXM2-16GB", "nvidia.com/gpu.memory": "16384"},
-             "telemetry": gpus(16384, dict.fromkeys(range(4), busy))},
-            {"name": "dgx1-v100-b", "machine": "dgx1-v100", "free": [0, 2, 4, 5, 6],
-             "labels": {"nvidia.com/gpu.product": "Tesla-V100-SXM2-16GB", "nvidia.com/gpu.memory": "16384"},
-             "telemetry": gpus(16384, {1: busy, 3: busy, 7: busy})},
-            {"name": "hgx-h100-a", "machine": "hgx-h100", "free": [2, 3, 4, 5, 6, 7],
-             "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.memory": "81559"},
-             # GPU 3 is free by the kubelet's count yet 61 GiB of its VRAM is held: a leftover process.
-             "telemetry": gpus(81559, {0: {"sm_util": 97, "memory_used_mib": 70000},
-                                       1: {"sm_util": 95, "memory_used_mib": 70000},
-                                       3: {"sm_util": 0, "memory_used_mib": 62464}})},
-            {"name": "l40s-a", "machine": "l40s-pcie", "free": [0, 1, 4, 6],
-             "labels": {"nvidia.com/gpu.product": "NVIDIA-L40S", "nvidia.com/gpu.memory": "46068"},
-             "telemetry": gpus(46068, {2: busy, 3: busy, 5: busy, 7: busy})},
-            {"name": "a100-mig-a", "gpus": 0, "mig": {"1g.5gb": 7},
-             "labels": {"nvidia.com/gpu.product": "NVIDIA-A100-PCIE-40GB", "nvidia.com/gpu.memory": "40960",
-                        "nvidia.com/mig.strategy": "mixed", "nvidia.com/gpu.count": "1"}},
-            {"name": "t4-ts-a", "topology": _t4_timesliced(),
-             "labels": {"nvidia.com/gpu.product": "Tesla-T4", "nvidia.com/gpu.memory": "15360",
-                        "nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "time-slicing"}},
+            {
+                "name": "dgx1-v100-a",
+                "machine": "dgx1-v100",
+                "free": [4, 5, 6, 7],
+                "labels": {"nvidia.com/gpu.product": "Tesla-V100-SXM2-16GB", "nvidia.com/gpu.memory": "16384"},
+                "telemetry": gpus(16384, dict.fromkeys(range(4), busy)),
+            },
+            {
+                "name": "dgx1-v100-b",
+                "machine": "dgx1-v100",
+                "free": [0, 2, 4, 5, 6],
+                "labels": {"nvidia.com/gpu.product": "Tesla-V100-SXM2-16GB", "nvidia.com/gpu.memory": "16384"},
+                "telemetry": gpus(16384, {1: busy, 3: busy, 7: busy}),
+            },
+            {
+                "name": "hgx-h100-a",
+                "machine": "hgx-h100",
+                "free": [2, 3, 4, 5, 6, 7],
+                "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.memory": "81559"},
+                # GPU 3 is free by the kubelet's count yet 61 GiB of its VRAM is held: a leftover process.
+                "telemetry": gpus(
+                    81559,
+                    {
+                        0: {"sm_util": 97, "memory_used_mib": 70000},
+                        1: {"sm_util": 95, "memory_used_mib": 70000},
+                        3: {"sm_util": 0, "memory_used_mib": 62464},
+                    },
+                ),
+            },
+            {
+                "name": "l40s-a",
+                "machine": "l40s-pcie",
+                "free": [0, 1, 4, 6],
+                "labels": {"nvidia.com/gpu.product": "NVIDIA-L40S", "nvidia.com/gpu.memory": "46068"},
+                "telemetry": gpus(46068, {2: busy, 3: busy, 5: busy, 7: busy}),
+            },
+            {
+                "name": "a100-mig-a",
+                "gpus": 0,
+                "mig": {"1g.5gb": 7},
+                "labels": {
+                    "nvidia.com/gpu.product": "NVIDIA-A100-PCIE-40GB",
+                    "nvidia.com/gpu.memory": "40960",
+                    "nvidia.com/mig.strategy": "mixed",
+                    "nvidia.com/gpu.count": "1",
+                },
+            },
+            {
+                "name": "t4-ts-a",
+                "topology": _t4_timesliced(),
+                "labels": {
+                    "nvidia.com/gpu.product": "Tesla-T4",
+                    "nvidia.com/gpu.memory": "15360",
+                    "nvidia.com/gpu.replicas": "4",
+                    "nvidia.com/gpu.sharing-strategy": "time-slicing",
+                },
+            },
         ],
         "pods": [
             {"name": "train-llama", "namespace": "ml", "node": "dgx1-v100-a", "gpus": 4},
@@ -265,5 +315,5 @@ def simulated_cluster(now: float | None = None) -> Snapshot:
             {"name": "tiny-llm", "namespace": "serving", "node": "t4-ts-a", "gpus": 2, "gpu_memory": "6Gi"},
             {"name": "embedder", "namespace": "serving", "node": "t4-ts-a", "gpus": 1, "gpu_memory": "4Gi"},
         ],
-    }  # fmt: skip
+    }
     return parse_snapshot(doc, now=at)

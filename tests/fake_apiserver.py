@@ -114,8 +114,10 @@ class FakeApiServer:
                     items = [copy.deepcopy(o) for o in fake.objects[kind].values()]
                     rv = fake.rv
                 list_kind = "NodeList" if kind == "nodes" else "PodList"
-                self._send_json(200, {"kind": list_kind, "apiVersion": "v1",
-                                      "metadata": {"resourceVersion": str(rv)}, "items": items})  # fmt: skip
+                self._send_json(
+                    200,
+                    {"kind": list_kind, "apiVersion": "v1", "metadata": {"resourceVersion": str(rv)}, "items": items},
+                )
 
             def _chunk(self, data: bytes) -> None:
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
@@ -135,10 +137,18 @@ class FakeApiServer:
                 while time.time() < deadline:
                     with fake.lock:
                         if since < fake.oldest_rv:
-                            gone = {"type": "ERROR", "object": {
-                                "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                                "message": f"too old resource version: {since} ({fake.oldest_rv})",
-                                "reason": "Expired", "code": 410}}  # fmt: skip
+                            gone = {
+                                "type": "ERROR",
+                                "object": {
+                                    "kind": "Status",
+                                    "apiVersion": "v1",
+                                    "metadata": {},
+                                    "status": "Failure",
+                                    "message": f"too old resource version: {since} ({fake.oldest_rv})",
+                                    "reason": "Expired",
+                                    "code": 410,
+                                },
+                            }
                             self._chunk(json.dumps(gone).encode() + b"\n")
                             break
                         pending = [e for e in fake.events if e[0] > since and e[1] == kind]
@@ -163,8 +173,17 @@ class FakeApiServer:
                 with fake.lock:
                     node = fake.objects["nodes"].get(name)
                 if node is None:
-                    self._send_json(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404,
-                                          "reason": "NotFound", "message": f'nodes "{name}" not found'})  # fmt: skip
+                    self._send_json(
+                        404,
+                        {
+                            "kind": "Status",
+                            "apiVersion": "v1",
+                            "status": "Failure",
+                            "code": 404,
+                            "reason": "NotFound",
+                            "message": f'nodes "{name}" not found',
+                        },
+                    )
                     return
                 patch = json.loads(body)
                 merged = copy.deepcopy(node)
@@ -183,9 +202,11 @@ def node(
         "kind": "Node",
         "apiVersion": "v1",
         "metadata": {"name": name, "labels": labels or {}, "annotations": annotations or {}},
-        "status": {"allocatable": {"nvidia.com/gpu": str(gpus), "cpu": "32"},
-                   "capacity": {"nvidia.com/gpu": str(gpus), "cpu": "32"}},
-    }  # fmt: skip
+        "status": {
+            "allocatable": {"nvidia.com/gpu": str(gpus), "cpu": "32"},
+            "capacity": {"nvidia.com/gpu": str(gpus), "cpu": "32"},
+        },
+    }
 
 
 def pod(
@@ -195,8 +216,12 @@ def pod(
         "kind": "Pod",
         "apiVersion": "v1",
         "metadata": {"name": name, "namespace": "ml"},
-        "spec": {"nodeName": node_name,
-                 "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]},
-        "status": {"phase": phase,
-                   "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": bound_at}]},
-    }  # fmt: skip
+        "spec": {
+            "nodeName": node_name,
+            "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}],
+        },
+        "status": {
+            "phase": phase,
+            "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": bound_at}],
+        },
+    }

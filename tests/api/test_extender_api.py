@@ -17,11 +17,13 @@ def args(
     limits: dict[str, str], names: list[str] | None = None, annotations: dict[str, str] | None = None
 ) -> dict[str, Any]:
     return {
-        "Pod": {"metadata": {"name": "p", "namespace": "ml", "annotations": annotations or {}},
-                "spec": {"containers": [{"name": "c", "resources": {"limits": limits}}]}},
+        "Pod": {
+            "metadata": {"name": "p", "namespace": "ml", "annotations": annotations or {}},
+            "spec": {"containers": [{"name": "c", "resources": {"limits": limits}}]},
+        },
         "Nodes": None,
         "NodeNames": SIMULATED if names is None else names,
-    }  # fmt: skip
+    }
 
 
 def test_a_4_gpu_pod_is_filtered_and_ranked_with_reasons(api: TestClient) -> None:
@@ -74,9 +76,18 @@ def test_a_bad_gpu_advisor_annotation_fails_open_on_that_knob_only(api: TestClie
         (json.dumps({"Pod": {}}).encode(), 400, "neither NodeNames nor Nodes is set"),
         (b"\xff\xfe\x00garbage", 400, "body is not JSON"),
     ],
-    ids=["not-json", "empty", "array", "missing-pod", "pod-wrong-type", "names-wrong-type", "items-wrong-type",
-         "no-nodes", "binary"],
-)  # fmt: skip
+    ids=[
+        "not-json",
+        "empty",
+        "array",
+        "missing-pod",
+        "pod-wrong-type",
+        "names-wrong-type",
+        "items-wrong-type",
+        "no-nodes",
+        "binary",
+    ],
+)
 def test_malformed_bodies_get_400_with_a_message_and_the_service_keeps_serving(
     api: TestClient, body: bytes, status: int, message: str
 ) -> None:

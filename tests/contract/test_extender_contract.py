@@ -31,9 +31,11 @@ def check_golden(name: str, reply: object) -> None:
 
 def test_all_four_captured_extender_bodies_are_here() -> None:
     assert {p.name for p in EXTENDER_BODIES} >= {
-        "extender-filter-cache.json", "extender-filter-nocache.json",
-        "extender-prioritize-cache.json", "extender-prioritize-nocache.json",
-    }  # fmt: skip
+        "extender-filter-cache.json",
+        "extender-filter-nocache.json",
+        "extender-prioritize-cache.json",
+        "extender-prioritize-nocache.json",
+    }
 
 
 @pytest.mark.parametrize("path", EXTENDER_BODIES, ids=lambda p: p.name)

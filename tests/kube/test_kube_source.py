@@ -108,18 +108,39 @@ def test_an_expired_watch_relists(fake: FakeApiServer, source: KubeSource) -> No
 
 def kubeconfig(tmp_path: Path, url: str) -> str:
     path = tmp_path / "kubeconfig"
-    path.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "fake",
-        "clusters": [{"name": "fake", "cluster": {"server": url}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "u"}}],
-    }))  # fmt: skip
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "fake",
+                "clusters": [{"name": "fake", "cluster": {"server": url}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "u"}}],
+            }
+        )
+    )
     return str(path)
 
 
 def test_topology_publish_merge_patches_the_nodes_annotations(fake: FakeApiServer, tmp_path: Path) -> None:
-    assert main(["topology", "publish", "--node", "plain-b", "--example", "dgx1-v100", "--free", "0,1",
-                 "--kubeconfig", kubeconfig(tmp_path, fake.url)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "topology",
+                "publish",
+                "--node",
+                "plain-b",
+                "--example",
+                "dgx1-v100",
+                "--free",
+                "0,1",
+                "--kubeconfig",
+                kubeconfig(tmp_path, fake.url),
+            ]
+        )
+        == 0
+    )
     _method, path, headers, body = next(r for r in fake.requests if r[0] == "PATCH")
     assert path == "/api/v1/nodes/plain-b"
     assert headers["Content-Type"] == "application/merge-patch+json"
@@ -131,7 +152,20 @@ def test_topology_publish_merge_patches_the_nodes_annotations(fake: FakeApiServe
 def test_topology_publish_to_a_missing_node_is_one_line_and_exit_2(
     fake: FakeApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["topology", "publish", "--node", "ghost", "--example", "dgx1-v100",
-                 "--kubeconfig", kubeconfig(tmp_path, fake.url)]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "topology",
+                "publish",
+                "--node",
+                "ghost",
+                "--example",
+                "dgx1-v100",
+                "--kubeconfig",
+                kubeconfig(tmp_path, fake.url),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert 'API server answered 404 Not Found: nodes "ghost" not found' in err and err.count("\n") == 1

@@ -254,19 +254,42 @@ def test_required_gpus_are_honoured_or_refused_clearly(
 
 
 def test_cli_best_prints_gpus_score_and_leaves_as_json(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["topology", "best", "--example", "dgx1-v100", "--gpus", "2", "--free", "0,2,4,5",
-                 "--policy", "nvidia-best-effort", "--json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "topology",
+                "best",
+                "--example",
+                "dgx1-v100",
+                "--gpus",
+                "2",
+                "--free",
+                "0,2,4,5",
+                "--policy",
+                "nvidia-best-effort",
+                "--json",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert doc["gpus"] == [0, 2] and doc["score"] == 120 and doc["leaves"]["free"] == [4, 5]
 
 
 def test_cli_best_accepts_a_hand_written_machine(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     machine = tmp_path / "box.json"
-    machine.write_text(json.dumps({
-        "gpus": [{"index": 0}, {"index": 1}, {"index": 2}],
-        "links": [{"a": 0, "b": 1, "nvlinks": 0, "pcie": "SYS"}, {"a": 1, "b": 2, "nvlinks": 4, "pcie": "PIX"},
-                  {"a": 0, "b": 2, "nvlinks": 0, "pcie": "SYS"}],
-    }))  # fmt: skip
+    machine.write_text(
+        json.dumps(
+            {
+                "gpus": [{"index": 0}, {"index": 1}, {"index": 2}],
+                "links": [
+                    {"a": 0, "b": 1, "nvlinks": 0, "pcie": "SYS"},
+                    {"a": 1, "b": 2, "nvlinks": 4, "pcie": "PIX"},
+                    {"a": 0, "b": 2, "nvlinks": 0, "pcie": "SYS"},
+                ],
+            }
+        )
+    )
     assert main(["topology", "best", str(machine), "--gpus", "2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["gpus"] == [1, 2]
 

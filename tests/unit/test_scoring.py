@@ -24,10 +24,15 @@ def verdicts(doc: dict[str, Any], request: PodRequest, policy: ScoringPolicy = P
 
 
 def test_a_4_gpu_pod_ranks_a_free_nvlink_quad_above_4_gpus_scattered_across_sockets() -> None:
-    v = verdicts({"nodes": [
-        {"name": "dgx", "machine": "dgx1-v100", "free": [4, 5, 6, 7]},
-        {"name": "pcie", "machine": "l40s-pcie", "free": [0, 1, 4, 5]},
-    ]}, PodRequest(gpus=4))  # fmt: skip
+    v = verdicts(
+        {
+            "nodes": [
+                {"name": "dgx", "machine": "dgx1-v100", "free": [4, 5, 6, 7]},
+                {"name": "pcie", "machine": "l40s-pcie", "free": [0, 1, 4, 5]},
+            ]
+        },
+        PodRequest(gpus=4),
+    )
     dgx, pcie = v["dgx"], v["pcie"]
     assert dgx.gpus == (4, 5, 6, 7) and pcie.gpus == (0, 1, 4, 5)
     # dgx: quad 4-7 is the node's best (1020) and all 6 pairs ride NVLink: set = ½·1 + ½·1 = 1
@@ -43,10 +48,12 @@ def test_a_4_gpu_pod_ranks_a_free_nvlink_quad_above_4_gpus_scattered_across_sock
 
 
 def test_a_1_gpu_pod_prefers_the_node_where_it_breaks_no_nvlink_pair() -> None:
-    doc = {"nodes": [
-        {"name": "bridged", "machine": "rtx-a6000-bridge", "free": [0, 1, 2]},
-        {"name": "pcie", "machine": "l40s-pcie", "free": [0, 1, 2]},
-    ]}  # fmt: skip
+    doc = {
+        "nodes": [
+            {"name": "bridged", "machine": "rtx-a6000-bridge", "free": [0, 1, 2]},
+            {"name": "pcie", "machine": "l40s-pcie", "free": [0, 1, 2]},
+        ]
+    }
     v = verdicts(doc, PodRequest(gpus=1))
     # NVIDIA's allocator gives a 1-GPU pod the first free GPU: on "bridged" that is GPU 0, which splits
     # the NV4 pair 0-1. The best pair left drops from 0-1 (400 + NODE 20 = 420) to 1-2 (NODE 20):
@@ -65,10 +72,15 @@ def test_a_node_whose_free_gpu_holds_a_leftover_process_ranks_lower_and_says_so(
     idle = [{"gpu": g, "sm_util": 0, "memory_used_mib": 0, "memory_total_mib": 81559} for g in range(8)]
     zombie = [dict(r) for r in idle]
     zombie[2]["memory_used_mib"] = 62464  # 61 GiB held, SM 0%: nothing of the kubelet's holds GPU 2
-    v = verdicts({"nodes": [
-        {"name": "clean", "machine": "hgx-h100", "free": [2, 3, 4, 5, 6, 7], "telemetry": idle},
-        {"name": "haunted", "machine": "hgx-h100", "free": [2, 3, 4, 5, 6, 7], "telemetry": zombie},
-    ]}, PodRequest(gpus=2))  # fmt: skip
+    v = verdicts(
+        {
+            "nodes": [
+                {"name": "clean", "machine": "hgx-h100", "free": [2, 3, 4, 5, 6, 7], "telemetry": idle},
+                {"name": "haunted", "machine": "hgx-h100", "free": [2, 3, 4, 5, 6, 7], "telemetry": zombie},
+            ]
+        },
+        PodRequest(gpus=2),
+    )
     clean, haunted = v["clean"], v["haunted"]
     assert clean.gpus == haunted.gpus == (2, 3), "the device plugin would hand out GPU 2 all the same"
     # headroom: GPU 2 keeps 1 − 62464/81559 = 0.234 of its memory, GPU 3 all of it: mean 0.617
@@ -79,18 +91,25 @@ def test_a_node_whose_free_gpu_holds_a_leftover_process_ranks_lower_and_says_so(
 
 
 def test_interconnect_nvlink_filters_a_pcie_only_node_naming_it() -> None:
-    v = verdicts({"nodes": [
-        {"name": "l40s-7", "machine": "l40s-pcie", "free": list(range(8))},
-        {"name": "dgx", "machine": "dgx1-v100", "free": list(range(8))},
-    ]}, PodRequest(gpus=4, interconnect="nvlink"))  # fmt: skip
+    v = verdicts(
+        {
+            "nodes": [
+                {"name": "l40s-7", "machine": "l40s-pcie", "free": list(range(8))},
+                {"name": "dgx", "machine": "dgx1-v100", "free": list(range(8))},
+            ]
+        },
+        PodRequest(gpus=4, interconnect="nvlink"),
+    )
     assert not v["l40s-7"].fits and v["l40s-7"].unresolvable
     assert v["l40s-7"].reason == "l40s-7: PCIe only, no NVLink; pod requires NVLink between 4 GPUs"
     assert v["dgx"].fits and v["dgx"].gpus == (0, 1, 2, 3)
 
 
 def test_interconnect_nvlink_rejects_a_node_whose_free_gpus_are_not_nvlinked_but_could_be_later() -> None:
-    v = verdicts({"nodes": [{"name": "dgx", "machine": "dgx1-v100", "free": [0, 5, 6, 3]}]},
-                 PodRequest(gpus=4, interconnect="nvlink"))  # fmt: skip
+    v = verdicts(
+        {"nodes": [{"name": "dgx", "machine": "dgx1-v100", "free": [0, 5, 6, 3]}]},
+        PodRequest(gpus=4, interconnect="nvlink"),
+    )
     assert not v["dgx"].fits and not v["dgx"].unresolvable
     assert v["dgx"].reason.startswith("pod requires NVLink: no 4 free GPUs joined by NVLink")
 
@@ -107,8 +126,19 @@ def test_interconnect_nvlink_rejects_a_node_whose_free_gpus_are_not_nvlinked_but
 def test_rejections_say_why_and_whether_waiting_could_help(
     request_: PodRequest, reason: str, unresolvable: bool
 ) -> None:
-    v = verdicts({"nodes": [{"name": "dgx", "machine": "dgx1-v100", "free": [4, 5, 6, 7],
-                             "labels": {"nvidia.com/gpu.memory": "16384"}}]}, request_)  # fmt: skip
+    v = verdicts(
+        {
+            "nodes": [
+                {
+                    "name": "dgx",
+                    "machine": "dgx1-v100",
+                    "free": [4, 5, 6, 7],
+                    "labels": {"nvidia.com/gpu.memory": "16384"},
+                }
+            ]
+        },
+        request_,
+    )
     assert (v["dgx"].fits, v["dgx"].reason, v["dgx"].unresolvable) == (False, reason, unresolvable)
 
 
@@ -119,16 +149,20 @@ def test_a_node_without_topology_is_scored_on_counts_alone_and_says_so() -> None
 
 
 def test_stale_telemetry_is_neutral_with_its_age() -> None:
-    old = [{"gpu": g, "sm_util": 100, "memory_used_mib": 16000, "memory_total_mib": 16384,
-            "at": format_time(NOW - 93)} for g in range(8)]  # fmt: skip
+    old = [
+        {"gpu": g, "sm_util": 100, "memory_used_mib": 16000, "memory_total_mib": 16384, "at": format_time(NOW - 93)}
+        for g in range(8)
+    ]
     v = verdicts({"nodes": [{"name": "dgx", "machine": "dgx1-v100", "telemetry": old}]}, PodRequest(gpus=1))
     assert v["dgx"].breakdown["headroom"] == 0.5, "a 93 s old reading of a full GPU is no evidence either way"
     assert "telemetry stale (93 s)" in v["dgx"].reason
 
 
 def test_mig_requests_need_the_profile_and_a_free_slice() -> None:
-    doc = {"nodes": [{"name": "a100", "gpus": 0, "mig": {"1g.5gb": 7}}],
-           "pods": [{"name": "p", "node": "a100", "mig": {"1g.5gb": 6}}]}  # fmt: skip
+    doc = {
+        "nodes": [{"name": "a100", "gpus": 0, "mig": {"1g.5gb": 7}}],
+        "pods": [{"name": "p", "node": "a100", "mig": {"1g.5gb": 6}}],
+    }
     assert verdicts(doc, PodRequest(mig=(("1g.5gb", 1),)))["a100"].fits
     two = verdicts(doc, PodRequest(mig=(("1g.5gb", 2),)))["a100"]
     assert (two.fits, two.unresolvable, two.reason) == (False, False, "1 of 7× MIG 1g.5gb free, pod needs 2")
@@ -137,10 +171,21 @@ def test_mig_requests_need_the_profile_and_a_free_slice() -> None:
 
 
 def test_time_sliced_gpus_must_fit_the_declared_memory_of_their_tenants() -> None:
-    doc = {"nodes": [{"name": "t4", "machine": "a10-pcie", "gpus": 16,
-                      "labels": {"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "time-slicing",
-                                 "nvidia.com/gpu.memory": "15360"}}],
-           "pods": [{"name": "big", "node": "t4", "gpus": 4, "gpu_memory": "14Gi"}]}  # fmt: skip
+    doc = {
+        "nodes": [
+            {
+                "name": "t4",
+                "machine": "a10-pcie",
+                "gpus": 16,
+                "labels": {
+                    "nvidia.com/gpu.replicas": "4",
+                    "nvidia.com/gpu.sharing-strategy": "time-slicing",
+                    "nvidia.com/gpu.memory": "15360",
+                },
+            }
+        ],
+        "pods": [{"name": "big", "node": "t4", "gpus": 4, "gpu_memory": "14Gi"}],
+    }
     # 4 physical GPUs × 15 GiB = 60 GiB; declared 4 × 14 GiB = 56 GiB; 56 + 1 × 8 GiB = 64 > 60
     v = verdicts(doc, PodRequest(gpus=1, gpu_memory_mib=8192))["t4"]
     assert not v.fits and v.reason == "time-sliced: declared VRAM 56 GiB + 8 GiB exceeds 60 GiB on 4 shared GPUs"
@@ -154,8 +199,12 @@ def test_pods_without_gpus_and_unknown_nodes_pass_unjudged() -> None:
 
 
 def test_spread_prefers_the_emptier_node_where_binpack_prefers_the_fuller() -> None:
-    doc = {"nodes": [{"name": "busy", "machine": "hgx-h100", "free": [4, 5, 6, 7]},
-                     {"name": "empty", "machine": "hgx-h100"}]}  # fmt: skip
+    doc = {
+        "nodes": [
+            {"name": "busy", "machine": "hgx-h100", "free": [4, 5, 6, 7]},
+            {"name": "empty", "machine": "hgx-h100"},
+        ]
+    }
     binpack = verdicts(doc, PodRequest(gpus=1))
     spread = verdicts(doc, PodRequest(gpus=1), ScoringPolicy(mode="spread"))
     assert binpack["busy"].breakdown["packing"] > binpack["empty"].breakdown["packing"]

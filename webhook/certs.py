@@ -1,0 +1,213 @@
+"""TLS for the webhook: a private CA and a serving certificate for the Service, the CA bundle injected
+into the webhook configurations, and renewed files picked up without a restart.
+
+The API server reaches a webhook Service as ``<service>.<namespace>.svc``; the serving certificate names
+that and its variants. Lifetimes: CA 5 years, serving certificate 1 year (re-run ``certs create`` with
+``--reuse-ca`` to renew it against the same CA; the server reloads the files as they change).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import ssl
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+__all__ = ["CertFiles", "CertReloader", "ca_bundle", "create_certs", "inject_ca_bundle", "service_dns_names"]
+
+log = logging.getLogger(__name__)
+
+CA_DAYS = 5 * 365
+SERVING_DAYS = 365
+
+
+@dataclass(frozen=True)
+class CertFiles:
+    ca_cert: Path
+    ca_key: Path
+    cert: Path
+    key: Path
+
+
+def service_dns_names(service: str, namespace: str) -> list[str]:
+    return [service, f"{service}.{namespace}", f"{service}.{namespace}.svc", f"{service}.{namespace}.svc.cluster.local"]
+
+
+def _key() -> ec.EllipticCurvePrivateKey:
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+def _write(path: Path, data: bytes, private: bool) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_bytes(data)
+    if private:
+        os.chmod(tmp, 0o600)
+    tmp.replace(path)  # atomic: a reloading server never reads half a file
+
+
+def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+
+
+def create_certs(
+    service: str, namespace: str, out: Path, reuse_ca: bool = False, now: dt.datetime | None = None
+) -> CertFiles:
+    """Write ca.crt, ca.key, tls.crt, tls.key into ``out``; with ``reuse_ca`` only the serving pair is new."""
+    now = now or dt.datetime.now(dt.UTC)
+    out.mkdir(parents=True, exist_ok=True)
+    files = CertFiles(out / "ca.crt", out / "ca.key", out / "tls.crt", out / "tls.key")
+    if reuse_ca and files.ca_cert.exists() and files.ca_key.exists():
+        ca_cert = x509.load_pem_x509_certificate(files.ca_cert.read_bytes())
+        loaded = serialization.load_pem_private_key(files.ca_key.read_bytes(), password=None)
+        if not isinstance(loaded, ec.EllipticCurvePrivateKey):
+            raise ValueError(f"{files.ca_key} is not an EC private key")
+        ca_key = loaded
+    else:
+        ca_key = _key()
+        ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"gpu-advisor CA ({namespace})")])
+        ca_cert = (
+            x509.CertificateBuilder()
+            .subject_name(ca_name)
+            .issuer_name(ca_name)
+            .public_key(ca_key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(minutes=5))
+            .not_valid_after(now + dt.timedelta(days=CA_DAYS))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+            .add_extension(
+                x509.KeyUsage(
+                    digital_signature=True,
+                    key_cert_sign=True,
+                    crl_sign=True,
+                    content_commitment=False,
+                    key_encipherment=False,
+                    data_encipherment=False,
+                    key_agreement=False,
+                    encipher_only=False,
+                    decipher_only=False,
+                ),
+                critical=True,
+            )
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+            .sign(ca_key, hashes.SHA256())
+        )
+        _write(files.ca_key, _pem_key(ca_key), private=True)
+        _write(files.ca_cert, ca_cert.public_bytes(serialization.Encoding.PEM), private=False)
+    key = _key()
+    names = service_dns_names(service, namespace)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[2])]))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(min(now + dt.timedelta(days=SERVING_DAYS), ca_cert.not_valid_after_utc))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in names]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()), critical=False)  # type: ignore[arg-type]
+        .sign(ca_key, hashes.SHA256())
+    )
+    # Key first, then certificate: a reload that sees the new cert always finds its key.
+    _write(files.key, _pem_key(key), private=True)
+    _write(files.cert, cert.public_bytes(serialization.Encoding.PEM), private=False)
+    return files
+
+
+def ca_bundle(ca_cert: Path) -> str:
+    """The base64 PEM that goes into ``clientConfig.caBundle``."""
+    import base64
+
+    pem = ca_cert.read_bytes()
+    x509.load_pem_x509_certificate(pem)  # refuse to inject something that is not a certificate
+    return base64.b64encode(pem).decode()
+
+
+def inject_ca_bundle(api: Any, name: str, bundle: str) -> list[str]:
+    """Set caBundle on every webhook of the Mutating and Validating configurations called ``name``.
+
+    ``api`` is a kubernetes ``AdmissionregistrationV1Api``. Returns what was patched ("mutating/NAME").
+    """
+    from kubernetes.client.exceptions import ApiException
+
+    done = []
+    for kind, read, patch in (
+        ("mutating", api.read_mutating_webhook_configuration, api.patch_mutating_webhook_configuration),
+        ("validating", api.read_validating_webhook_configuration, api.patch_validating_webhook_configuration),
+    ):
+        try:
+            config = read(name, _preload_content=False)
+        except ApiException as exc:
+            if exc.status == 404:
+                continue
+            raise
+        import json
+
+        webhooks = (json.loads(config.data).get("webhooks")) or []
+        ops = [
+            {"op": "add", "path": f"/webhooks/{i}/clientConfig/caBundle", "value": bundle} for i in range(len(webhooks))
+        ]
+        if ops:
+            patch(name, ops, _content_type="application/json-patch+json")
+            done.append(f"{kind}/{name}")
+    return done
+
+
+class CertReloader:
+    """An SSLContext whose certificate follows the files: renewed files are loaded into the live context
+    (new connections use them), checked every ``interval_s``."""
+
+    def __init__(self, cert: Path, key: Path, interval_s: float = 30.0) -> None:
+        self.cert, self.key, self.interval_s = cert, key, interval_s
+        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.context.minimum_version = ssl.TLSVersion.TLSv1_2
+        self._stamp: tuple[float, float] | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.reload()
+
+    def _mtimes(self) -> tuple[float, float]:
+        return self.cert.stat().st_mtime, self.key.stat().st_mtime
+
+    def reload(self) -> bool:
+        """Load the files if they changed; True when it did. A bad pair keeps the old one, logged."""
+        stamp = self._mtimes()
+        if stamp == self._stamp:
+            return False
+        try:
+            self.context.load_cert_chain(self.cert, self.key)
+        except (ssl.SSLError, OSError) as exc:
+            if self._stamp is None:
+                raise
+            log.warning("renewed certificate %s not loaded (%s); still serving the previous one", self.cert, exc)
+            return False
+        self._stamp = stamp
+        log.info("serving certificate loaded from %s", self.cert)
+        return True
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                self.reload()
+            except OSError as exc:
+                log.warning("cannot check %s for renewal: %s", self.cert, exc)
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="cert-reload", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()

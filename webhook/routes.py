@@ -1,0 +1,87 @@
+"""The webhook's HTTP edge: /admission/mutate, /admission/validate and /admission/validate/enforce.
+
+Which namespaces reach which endpoint is the webhook configuration's choice (namespaceSelector on the
+label ``gpu-advisor.io/admission``), so the server needs no view of namespaces.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+from fastapi import APIRouter, Request, Response
+from prometheus_client import Counter, Histogram
+
+from extender.routes import Advisor, BadRequest, read_json
+from webhook.admission import AdmissionSettings, BadReview, Mode, parse_review, review_response
+from webhook.rules import ClusterView
+
+__all__ = ["build_router"]
+
+log = logging.getLogger(__name__)
+MAX_REVIEW_BYTES = 8 * 1024 * 1024  # the API server's own request limit is 3 MiB per object
+
+
+def build_router(advisor: Advisor, settings: AdmissionSettings) -> APIRouter:
+    router = APIRouter()
+    reviews = Counter(
+        "gpu_advisor_admission_reviews",
+        "Admission reviews by endpoint and outcome",
+        ["endpoint", "outcome"],
+        registry=advisor.registry,
+    )
+    seconds = Histogram(
+        "gpu_advisor_admission_seconds",
+        "Server time per admission review",
+        ["endpoint"],
+        registry=advisor.registry,
+        buckets=(0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.05),
+    )
+    findings_seen = Counter(
+        "gpu_advisor_admission_findings", "Findings by rule code", ["code"], registry=advisor.registry
+    )
+
+    async def handle(request: Request, endpoint: str, mode: Mode, mutating: bool) -> Response:
+        started = time.perf_counter()
+        try:
+            review = parse_review(await read_json(request, MAX_REVIEW_BYTES))
+        except (BadRequest, BadReview) as exc:
+            status = exc.status if isinstance(exc, BadRequest) else 400
+            message = exc.message if isinstance(exc, BadRequest) else str(exc)
+            if mode == "enforce":
+                # The API server will apply the webhook's failurePolicy (Ignore: the object is admitted).
+                log.warning("enforce-mode review unreadable (%s); the API server's failurePolicy decides", message)
+            reviews.labels(endpoint, "bad-request").inc()
+            return Response(json.dumps({"detail": message}), status_code=status, media_type="application/json")
+        view = ClusterView(tuple(advisor.state.nodes()))
+        answer, findings = review_response(review, view, mode, mutating, settings)
+        for finding in findings:
+            findings_seen.labels(finding.code).inc()
+        outcome = "allowed" if answer["response"]["allowed"] else "denied"
+        reviews.labels(endpoint, outcome).inc()
+        seconds.labels(endpoint).observe(time.perf_counter() - started)
+        if findings:
+            log.info(
+                "%s %s/%s: %s → %s",
+                review.request.kind.kind,
+                review.request.namespace,
+                review.request.name,
+                ",".join(f.code for f in findings),
+                outcome,
+            )
+        return Response(json.dumps(answer, separators=(",", ":")), media_type="application/json")
+
+    @router.post("/admission/mutate", tags=["admission webhook"])
+    async def mutate(request: Request) -> Response:
+        return await handle(request, "mutate", "warn", mutating=True)
+
+    @router.post("/admission/validate", tags=["admission webhook"])
+    async def validate(request: Request) -> Response:
+        return await handle(request, "validate", "warn", mutating=False)
+
+    @router.post("/admission/validate/enforce", tags=["admission webhook"])
+    async def validate_enforce(request: Request) -> Response:
+        return await handle(request, "validate-enforce", "enforce", mutating=False)
+
+    return router
