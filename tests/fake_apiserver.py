@@ -27,6 +27,7 @@ class FakeApiServer:
         self.drop_next_watch: dict[str, int] = {}  # kind → events to send before cutting the connection
         self.requests: list[tuple[str, str, dict[str, str], bytes]] = []  # (method, path, headers, body)
         self.watch_count = {"nodes": 0, "pods": 0}
+        self.documents: dict[str, dict[str, Any]] = {}  # any other object, by its API path
         self.list_count = {"nodes": 0, "pods": 0}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -103,6 +104,9 @@ class FakeApiServer:
                 query = dict(urllib.parse.parse_qsl(parsed.query))
                 fake.requests.append(("GET", self.path, dict(self.headers), b""))
                 kind = {"/api/v1/nodes": "nodes", "/api/v1/pods": "pods"}.get(parsed.path)
+                if kind is None and parsed.path in fake.documents:
+                    self._send_json(200, fake.documents[parsed.path])
+                    return
                 if kind is None:
                     self._send_json(404, {"kind": "Status", "code": 404, "reason": "NotFound", "message": "no"})
                     return
@@ -169,6 +173,20 @@ class FakeApiServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
                 fake.requests.append(("PATCH", self.path, dict(self.headers), body))
+                path = urllib.parse.urlparse(self.path).path
+                if path in fake.documents:
+                    if self.headers.get("Content-Type") != "application/json-patch+json":
+                        self._send_json(415, {"kind": "Status", "code": 415, "message": "json-patch expected"})
+                        return
+                    doc = fake.documents[path]
+                    for op in json.loads(body):
+                        *parents, last = op["path"].split("/")[1:]
+                        target: Any = doc
+                        for part in parents:
+                            target = target[int(part)] if isinstance(target, list) else target[part]
+                        target[last] = op["value"]
+                    self._send_json(200, doc)
+                    return
                 name = self.path.rsplit("/", 1)[-1].split("?")[0]
                 with fake.lock:
                     node = fake.objects["nodes"].get(name)

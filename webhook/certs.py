@@ -160,7 +160,7 @@ def inject_ca_bundle(api: Any, name: str, bundle: str) -> list[str]:
             {"op": "add", "path": f"/webhooks/{i}/clientConfig/caBundle", "value": bundle} for i in range(len(webhooks))
         ]
         if ops:
-            patch(name, ops, _content_type="application/json-patch+json")
+            patch(name, ops, _content_type="application/json-patch+json", _preload_content=False)
             done.append(f"{kind}/{name}")
     return done
 

@@ -170,21 +170,25 @@ def no_nvlink_set(w: Workload, view: ClusterView) -> list[Finding]:
     known = [n for n in candidates if n.topology is not None]
     if k < 2 or not known or len(known) < len(candidates):
         return []  # nothing to say where topology is unknown
-    best = 0
+    best = 1
     for node in known:
         assert node.topology is not None
         if nvlink_clique(node.topology, k) is not None:
             return []
-        best = max(best, max(len(i) for i in node.topology.nvlink_islands()))
-    best_text = f"largest NVLink set: {best}" if best > 1 else "PCIe only"
+        # The largest set of GPUs joined pairwise by NVLink (an island may be larger but not all-to-all).
+        best = max(best, next((m for m in range(k - 1, 1, -1) if nvlink_clique(node.topology, m)), 1))
+    best_text = f"at most {best} are" if best > 1 else "PCIe only"
+    advice = (
+        f"expect PCIe-speed gradient sync, or split the job into {best}-GPU pods"
+        if best > 1
+        else "expect PCIe-speed gradient sync; target NVLink nodes with a nodeSelector"
+    )
     return [
         Finding(
             "no-nvlink-set",
             "warning",
             f"asks for {k} GPUs; no node it may use has {k} joined by NVLink ({best_text})",
-            f"expect PCIe-speed gradient sync, or split into {max(1, best)}-GPU pods"
-            if best > 1
-            else "expect PCIe-speed gradient sync; target NVLink nodes with a nodeSelector",
+            advice,
         )
     ]
 
