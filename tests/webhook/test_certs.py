@@ -84,11 +84,12 @@ def test_a_renewed_certificate_is_served_without_a_restart(tmp_path: Path) -> No
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     try:
+        original = load(files.cert).serial_number
         before = handshake_serial(port, files.ca_cert)
         renewed = create_certs("svc", "ns", tmp_path, reuse_ca=True)
         assert reloader.reload() is True and reloader.reload() is False
         after = handshake_serial(port, renewed.ca_cert)
-        assert before == load(files.cert).serial_number
+        assert before == original
         assert after == load(renewed.cert).serial_number and after != before
     finally:
         stop.set()
