@@ -5,9 +5,10 @@ from __future__ import annotations
 from fastapi import FastAPI, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from extender.routes import Advisor, build_router
+from extender.routes import Advisor, build_dryrun_router, build_router
 from webhook.admission import AdmissionSettings
 from webhook.routes import build_router as build_webhook_router
+from webhook.rules import advise_with_rules
 
 __all__ = ["create_app"]
 
@@ -19,7 +20,10 @@ def create_app(advisor: Advisor, admission: AdmissionSettings | None = None) -> 
         version="0.1.0",
     )
     app.state.advisor = advisor
+    if advisor.advise is None:
+        advisor.advise = advise_with_rules
     app.include_router(build_router(advisor))
+    app.include_router(build_dryrun_router(advisor))
     # The one place extender code reaches into the webhook package: both live in one process.
     app.include_router(build_webhook_router(advisor, admission or AdmissionSettings()))
 

@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from extender import render
 from extender.examples import bundled_machines
@@ -196,6 +197,104 @@ def _cmd_certs_inject(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_cluster(cluster: str, kubeconfig: str | None) -> Any:
+    """A Snapshot of the simulated cluster, a snapshot file, or the live cluster (one list, no watch)."""
+    from extender.snapshot import Snapshot, SnapshotError, load_snapshot, simulated_cluster
+
+    if cluster == "simulated":
+        return simulated_cluster()
+    if cluster == "kube":
+        from extender.kube_source import kube_api, list_cluster
+
+        try:
+            nodes, pods = list_cluster(kube_api(kubeconfig))
+        except Exception as exc:  # the client raises many kinds; the user needs the one line
+            raise CliError(f"cannot list the cluster: {_kube_error(exc)}") from None
+        return Snapshot(nodes, pods, {}, time.time())
+    try:
+        return load_snapshot(cluster)
+    except SnapshotError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _read_manifest(path: str) -> Any:
+    import yaml
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"cannot read {path}: {exc}") from None
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        raise CliError(f"{path}: not valid YAML or JSON: {where}{exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise CliError(f"{path}: not valid YAML or JSON: {exc}") from None
+    if not docs:
+        raise CliError(f"{path} holds no manifest")
+    return docs[0]
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from extender.dryrun import DryRunError, dry_run
+    from extender.scoring import ScoringPolicy
+    from webhook.rules import advise_with_rules
+
+    manifest = _read_manifest(args.manifest)
+    snap = _load_cluster(args.cluster, args.kubeconfig)
+    policy = ScoringPolicy()
+    nodes = snap.cluster(args.cluster).nodes_by_name()
+    try:
+        answer = dry_run(
+            manifest, nodes, snap.telemetry(policy.telemetry_max_age_s), policy, time.time(), None, advise_with_rules
+        )
+    except DryRunError as exc:
+        raise CliError(f"{args.manifest}: {exc}") from None
+    print(answer.model_dump_json(indent=2) if args.json else render.dry_run_report(answer))
+    return 0 if answer.schedulable else EXIT_NO_ANSWER
+
+
+def _cmd_diagnose(args: argparse.Namespace) -> int:
+    from extender.diagnose import diagnose
+    from extender.scoring import ScoringPolicy
+
+    snap = _load_cluster(args.cluster, args.kubeconfig)
+    wanted = (args.namespace, args.pod)
+    pod = next(
+        (
+            p
+            for p in snap.pods
+            if ((p.get("metadata") or {}).get("namespace"), (p.get("metadata") or {}).get("name")) == wanted
+        ),
+        None,
+    )
+    if pod is None:
+        raise CliError(f"no GPU pod {args.namespace}/{args.pod} in {args.cluster}")
+    policy = ScoringPolicy()
+    telemetry = snap.telemetry(policy.telemetry_max_age_s)
+    if args.prometheus:
+        from extender.telemetry import PrometheusTelemetry
+
+        try:
+            PrometheusTelemetry(args.prometheus, telemetry).refresh_with_history(f"{args.namespace}/{args.pod}")
+        except Exception as exc:  # a missing Prometheus weakens the answer; it does not stop it
+            print(f"gpu-advisor: warning: no telemetry from {args.prometheus}: {exc}", file=sys.stderr)
+    result = diagnose(pod, snap.cluster(args.cluster).nodes_by_name(), telemetry, policy, time.time())
+    print(json.dumps(result.to_dict(), indent=2) if args.json else render.diagnosis_report(result))
+    return 0
+
+
+def _cmd_snapshot(args: argparse.Namespace) -> int:
+    import yaml
+
+    snap = _load_cluster(args.cluster, args.kubeconfig)
+    doc = {"apiVersion": "v1", "kind": "List", "items": [*snap.nodes, *snap.pods]}
+    print(yaml.safe_dump(doc, sort_keys=False), end="")
+    return 0
+
+
 def _add_topology_source(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", nargs="?", help="nvidia-smi topo -m text or a topology JSON document")
     src = p.add_mutually_exclusive_group()
@@ -255,6 +354,34 @@ def build_parser() -> argparse.ArgumentParser:
         help="mutating webhook: set schedulerName of GPU Pods that chose none",
     )
     serve.set_defaults(handler=_cmd_serve)
+
+    explain = commands.add_parser("explain", help="where would this pod or workload go, and why (or why not)?")
+    explain.add_argument("manifest", metavar="MANIFEST", help="a Pod or workload manifest (YAML or JSON)")
+    explain.add_argument(
+        "--cluster",
+        default="simulated",
+        metavar="simulated|kube|FILE",
+        help="the built-in simulated cluster (default), the live cluster, or a snapshot file",
+    )
+    explain.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
+    explain.add_argument("--json", action="store_true", help="print the dry-run answer as JSON")
+    explain.set_defaults(handler=_cmd_explain)
+
+    diag = commands.add_parser(
+        "diagnose", help="why is this GPU pod pending (or slow)? allocation → memory → placement → application"
+    )
+    diag.add_argument("pod", metavar="POD")
+    diag.add_argument("-n", "--namespace", default="default")
+    diag.add_argument("--cluster", default="kube", metavar="kube|FILE", help="the live cluster (default) or a snapshot")
+    diag.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
+    diag.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series (SM history)")
+    diag.add_argument("--json", action="store_true")
+    diag.set_defaults(handler=_cmd_diagnose)
+
+    snapshot = commands.add_parser("snapshot", help="print the cluster's GPU state as a snapshot file (YAML)")
+    snapshot.add_argument("--cluster", default="kube", metavar="kube|simulated|FILE")
+    snapshot.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
+    snapshot.set_defaults(handler=_cmd_snapshot)
 
     certs = commands.add_parser("certs", help="TLS for the admission webhook").add_subparsers(
         dest="certs_command", required=True, metavar="SUBCOMMAND"

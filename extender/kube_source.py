@@ -20,7 +20,7 @@ from kubernetes.watch.watch import iter_resp_lines
 
 from extender.cluster import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, BoundPod, ClusterState, bound_pod, node_state
 
-__all__ = ["KubeSource", "kube_api"]
+__all__ = ["KubeSource", "kube_api", "list_cluster"]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,70 @@ def _slim_node(obj: dict[str, Any]) -> dict[str, Any]:
         },
         "status": {"allocatable": status.get("allocatable") or {}, "capacity": status.get("capacity") or {}},
     }
+
+
+_MODEL_ENV = ("MODEL_ID", "MODEL", "MODEL_NAME", "MODEL_PATH", "HF_MODEL_ID", "QUANTIZE", "DTYPE", "NUM_SHARD")
+
+
+def _slim_pod(obj: dict[str, Any]) -> dict[str, Any]:
+    """What the advisor reads of a GPU pod, and nothing more (env values other than model names may be secrets)."""
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    containers = [
+        {
+            "name": c.get("name"),
+            "image": c.get("image"),
+            "command": c.get("command"),
+            "args": c.get("args"),
+            "resources": c.get("resources") or {},
+            "env": [e for e in c.get("env") or [] if e.get("name") in _MODEL_ENV and "value" in e],
+        }
+        for c in spec.get("containers") or []
+    ]
+    keep_spec = {
+        k: spec[k]
+        for k in (
+            "nodeName",
+            "nodeSelector",
+            "affinity",
+            "tolerations",
+            "priority",
+            "priorityClassName",
+            "schedulerName",
+            "initContainers",
+        )
+        if k in spec
+    }
+    status = obj.get("status") or {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            k: meta[k] for k in ("name", "namespace", "uid", "labels", "annotations", "creationTimestamp") if k in meta
+        },
+        "spec": {**keep_spec, "containers": containers},
+        "status": {k: status[k] for k in ("phase", "conditions", "startTime") if k in status},
+    }
+
+
+def list_cluster(api: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One list of Nodes and of the Pods that ask for GPUs (bound or pending), trimmed: for explain,
+    diagnose and ``gpu-advisor snapshot``."""
+    nodes = json.loads(api.list_node(_preload_content=False).data).get("items") or []
+    pods = json.loads(api.list_pod_for_all_namespaces(_preload_content=False).data).get("items") or []
+    gpu_pods = []
+    for pod in pods:
+        limits = [c.get("resources") or {} for c in (pod.get("spec") or {}).get("containers") or []]
+        asks = any(
+            str(k).startswith("nvidia.com/")
+            for r in limits
+            for part in ("limits", "requests")
+            for k in r.get(part) or {}
+        )
+        if asks and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            gpu_pods.append(_slim_pod(pod))
+    slim_nodes = [{"apiVersion": "v1", "kind": "Node", **_slim_node(n)} for n in nodes]
+    return slim_nodes, gpu_pods
 
 
 class KubeSource:

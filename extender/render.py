@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from extender.diagnose import Diagnosis
+from extender.dryrun import DryRunAnswer
 from extender.placement import Placement
 from extender.topology import GpuTopology, Link
 
-__all__ = ["link_label", "placement_report", "topology_report"]
+__all__ = ["diagnosis_report", "dry_run_report", "link_label", "placement_report", "topology_report"]
 
 
 def link_label(link: Link) -> str:
@@ -59,4 +61,35 @@ def placement_report(topo: GpuTopology, placement: Placement) -> str:
         f"leaves: free {{{','.join(map(str, leaves.free))}}}, largest NVLink island {leaves.largest_nvlink_island}",
         "        best set left for " + quality,
     ]
+    return "\n".join(lines)
+
+
+def _table(rows: list[list[str]], header: list[str]) -> list[str]:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths[:-1]) + "  {}"
+    return [fmt.format(*header), *(fmt.format(*r) for r in rows)]
+
+
+def dry_run_report(answer: DryRunAnswer) -> str:
+    lines = [f"{answer.pod} asks for {answer.request}", f"verdict: {answer.verdict}", ""]
+    if answer.ranked:
+        rows = [[r.node, str(r.score), ",".join(map(str, r.gpus)) if r.gpus else "-", r.reason] for r in answer.ranked]
+        lines += [*_table(rows, ["NODE", "SCORE", "GPUS", "WHY"]), ""]
+    if answer.filtered:
+        rows = [[f.node, f.stage, f.reason] for f in answer.filtered]
+        lines += ["filtered out:", *_table(rows, ["NODE", "STAGE", "REASON"]), ""]
+    for f in answer.findings:
+        lines.append(f"{f.severity}: {f.code}: {f.message}")
+        lines.append(f"  advice: {f.advice}")
+    return "\n".join(lines).rstrip()
+
+
+def diagnosis_report(result: Diagnosis) -> str:
+    answer = result.answer
+    lines = [f"{result.pod} ({result.phase}) asks for {result.request}"]
+    lines.append(f"explained by: {answer.name} — {answer.finding}" if answer else "not explained by any step")
+    for number, step in enumerate(result.steps, 1):
+        mark = "→" if step is answer else ("✓" if not step.explains else " ")
+        lines.append(f"{mark} {number}. {step.name}: {step.finding}")
+        lines += [f"      {e}" for e in step.evidence]
     return "\n".join(lines)

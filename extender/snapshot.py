@@ -15,10 +15,12 @@ yaml``, or ``gpu-advisor snapshot``) or this shorter form::
         free_at: "2026-12-02T11:00:00Z" # when (default: the snapshot's time)
         taints: [{key: dedicated, value: ml, effect: NoSchedule}]
         telemetry:                      # live readings (optional)
-          - {gpu: 0, sm_util: 3, memory_used_mib: 512, memory_total_mib: 16384}
+          - {gpu: 0, sm_util: 3, memory_used_mib: 512, memory_total_mib: 16384,
+             pod: ml/train, sm_history: [0, 95, 2, 97]}   # pod and history: optional
     pods:
       - {name: train, namespace: ml, node: dgx-a, gpus: 4, mig: {1g.5gb: 1},
          gpu_memory: 20Gi, bound_at: "2026-12-02T10:00:00Z"}
+      - {name: waiting, namespace: ml, gpus: 8, node_selector: {nvidia.com/gpu.product: H100}}  # no node: pending
     time: "2026-12-02T11:00:00Z"        # the snapshot's time (default: now)
 
 Both forms become Node and Pod objects and go through the same code as the live cluster.
@@ -140,6 +142,8 @@ def _short_node(entry: Any, n: int, at: float, readings: dict[tuple[str, str], G
             memory_used_mib=used,
             memory_free_mib=(total - used) if total is not None and used is not None else None,
             at=parse_time(reading.get("at")),
+            pod=reading.get("pod"),
+            sm_history=tuple(float(x) for x in reading.get("sm_history") or ()),
         )
     resources = {GPU_RESOURCE: str(gpus), **{k: str(v) for k, v in mig.items()}}
     capacities = {**resources, GPU_RESOURCE: str(capacity)}
@@ -157,8 +161,8 @@ def _short_node(entry: Any, n: int, at: float, readings: dict[tuple[str, str], G
 
 def _short_pod(entry: Any, n: int, at: float) -> dict[str, Any]:
     where = f"pods[{n}]"
-    if not isinstance(entry, Mapping) or not entry.get("name") or not entry.get("node"):
-        raise SnapshotError(f"{where}: a pod needs a 'name' and the 'node' it is bound to")
+    if not isinstance(entry, Mapping) or not entry.get("name"):
+        raise SnapshotError(f"{where}: a pod needs a 'name' (and the 'node' it is bound to, unless pending)")
     limits: dict[str, str] = {}
     if entry.get("gpus"):
         limits[GPU_RESOURCE] = str(entry["gpus"])
@@ -166,24 +170,33 @@ def _short_pod(entry: Any, n: int, at: float) -> dict[str, Any]:
         limits[MIG_PREFIX + str(profile)] = str(count)
     annotations = {ANNOTATION_GPU_MEMORY: str(entry["gpu_memory"])} if entry.get("gpu_memory") else {}
     bound_at = entry.get("bound_at") or format_time(at - 60)
+    spec: dict[str, Any] = {"containers": [{"name": "main", "resources": {"limits": limits}}]}
+    if entry.get("node"):
+        spec["nodeName"] = str(entry["node"])
+    if entry.get("node_selector"):
+        spec["nodeSelector"] = dict(entry["node_selector"])
+    if "priority" in entry:
+        spec["priority"] = int(entry["priority"])
+    bound = {
+        "phase": "Running",
+        "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": bound_at}],
+    }
+    pending = {
+        "phase": "Pending",
+        "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}],
+    }
+    meta = {
+        "name": str(entry["name"]),
+        "namespace": str(entry.get("namespace", "default")),
+        "annotations": annotations,
+        "labels": dict(entry.get("labels") or {}),
+    }
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {
-            "name": str(entry["name"]),
-            "namespace": str(entry.get("namespace", "default")),
-            "annotations": annotations,
-            "labels": dict(entry.get("labels") or {}),
-        },
-        "spec": {
-            "nodeName": str(entry["node"]),
-            "containers": [{"name": "main", "resources": {"limits": limits}}],
-            **({"priority": int(entry["priority"])} if "priority" in entry else {}),
-        },
-        "status": {
-            "phase": "Running",
-            "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": bound_at}],
-        },
+        "metadata": meta,
+        "spec": spec,
+        "status": bound if entry.get("node") else pending,
     }
 
 

@@ -52,6 +52,8 @@ class GpuReading:
     memory_used_mib: float | None = None
     memory_free_mib: float | None = None
     at: float | None = None  # sample time (epoch s); None for static values that never age
+    pod: str | None = None  # "namespace/name" holding the GPU, as DCGM exporter's pod labels say
+    sm_history: tuple[float, ...] = ()  # recent SM utilization samples, oldest first (diagnose)
 
     @property
     def memory_total_mib(self) -> float | None:
@@ -74,6 +76,9 @@ class TelemetryBoard:
         self.refreshed_at = at
         self.last_error = None
 
+    def put(self, key: tuple[str, str], reading: GpuReading) -> None:
+        self._readings = {**self._readings, key: reading}
+
     def reading(self, node: str, gpu: Gpu) -> GpuReading | None:
         readings = self._readings
         if gpu.uuid:
@@ -88,6 +93,14 @@ class TelemetryBoard:
     def is_stale(self, reading: GpuReading, now: float) -> bool:
         age = self.age(reading, now)
         return age is not None and age > self.max_age_s
+
+    def of_pod(self, key: str) -> list[tuple[str, GpuReading]]:
+        """Readings attributed to a pod ("namespace/name"), as ("node GPU i", reading), one per GPU."""
+        return sorted(
+            (f"{node} GPU {gpu[1:]}", r)
+            for (node, gpu), r in self._readings.items()
+            if gpu.startswith("#") and r.pod == key
+        )
 
     def node_age(self, node: str, now: float) -> float | None:
         ages = [now - r.at for (n, _), r in self._readings.items() if n == node and r.at is not None]
@@ -125,6 +138,7 @@ def readings_from_vectors(
     """Prometheus instant-query results per series kind → readings by (node, GPU key)."""
     fields: dict[tuple[str, str], dict[str, float]] = {}
     times: dict[tuple[str, str], float] = {}
+    pods: dict[tuple[str, str], str] = {}
     for kind, results in vectors.items():
         for series in results:
             labels = series.get("metric") or {}
@@ -139,7 +153,11 @@ def readings_from_vectors(
             except (KeyError, TypeError, ValueError):
                 continue
             keys = [(node, key_gpu)] + ([(node, f"#{labels['gpu']}")] if gpu and labels.get("gpu") else [])
+            pod = _label(labels, ("pod", "pod_name"))
+            namespace = _label(labels, ("namespace", "pod_namespace"))
             for key in keys:
+                if pod and namespace:
+                    pods[key] = f"{namespace}/{pod}"
                 if kind == "at":
                     times[key] = value
                 else:
@@ -151,7 +169,7 @@ def readings_from_vectors(
         used = f.get("used")
         if used is not None and "reserved" in f:
             used += f["reserved"]
-        out[key] = GpuReading(util, used, f.get("free"), times.get(key, fallback_at))
+        out[key] = GpuReading(util, used, f.get("free"), times.get(key, fallback_at), pods.get(key))
     return out
 
 
@@ -199,6 +217,39 @@ class PrometheusTelemetry(Telemetry):
         readings = readings_from_vectors(vectors, now)
         self.board.replace(readings, now)
         return len(readings)
+
+    def refresh_with_history(self, pod_key: str, window_s: float = 600, step_s: float = 15) -> int:
+        """A refresh, plus the last ``window_s`` of SM utilization of the GPUs DCGM attributes to a pod."""
+        self.refresh()
+        namespace, _, name = pod_key.partition("/")
+        now = self.clock()
+        found = 0
+        for metric in SERIES["util"]:
+            params = urllib.parse.urlencode(
+                {
+                    "query": f'{metric}{{namespace="{namespace}",pod="{name}"}}',
+                    "start": now - window_s,
+                    "end": now,
+                    "step": step_s,
+                }
+            )
+            with urllib.request.urlopen(f"{self.url}/api/v1/query_range?{params}", timeout=self.timeout_s) as resp:
+                doc = json.load(resp)
+            for series in (doc.get("data") or {}).get("result") or []:
+                labels = series.get("metric") or {}
+                node, gpu = _label(labels, NODE_LABELS), labels.get("gpu")
+                if node is None or gpu in (None, ""):
+                    continue
+                history = tuple(float(v) for _, v in series.get("values") or [])
+                old = self.board.reading(node, Gpu(int(gpu))) or GpuReading(at=now)
+                self.board.put(
+                    (node, f"#{gpu}"),
+                    GpuReading(old.sm_util, old.memory_used_mib, old.memory_free_mib, old.at, pod_key, history),
+                )
+                found += 1
+            if found:
+                break
+        return found
 
     def _loop(self) -> None:
         backoff = self.interval_s

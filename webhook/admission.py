@@ -22,9 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from extender.pods import PodSpecError, pod_request
+from extender.pods import PodSpecError, pod_request, pod_template
 from webhook.rules import ClusterView, Finding, evaluate_rules, workload_from
-from webhook.workloads import pod_template
 
 __all__ = [
     "ANNOTATION_ADVICE",

@@ -21,7 +21,7 @@ from extender.pods import PodRequest
 from extender.selectors import eligible_nodes
 from webhook.model_size import ModelGuess, guess_model, mig_profiles_for, profile_memory_gb
 
-__all__ = ["RULES", "ClusterView", "Finding", "Workload", "evaluate_rules"]
+__all__ = ["RULES", "ClusterView", "Finding", "Workload", "advise_with_rules", "evaluate_rules"]
 
 Severity = Literal["info", "warning", "error"]
 MAX_MESSAGE = 120
@@ -344,3 +344,13 @@ def workload_from(kind: str, name: str, namespace: str, template: Mapping[str, A
     spec = template.get("spec") or {}
     containers = list(spec.get("containers") or [])
     return Workload(kind, name, namespace, template, request, guess_model(containers))
+
+
+def advise_with_rules(
+    kind: str, name: str, namespace: str, template: Mapping[str, Any], request: PodRequest, nodes: Iterable[NodeState]
+) -> list[dict[str, str]]:
+    """The rules' findings as plain dicts, for the dry-run."""
+    return [
+        f.to_dict()
+        for f in evaluate_rules(workload_from(kind, name, namespace, template, request), ClusterView(tuple(nodes)))
+    ]
