@@ -175,6 +175,13 @@ class NodeState:
         return max(0, self.gpu_total - self.gpu_used)
 
     @property
+    def free_now(self) -> int:
+        """Free GPUs by the tighter of the two views: allocation counts, and the agent's report."""
+        if self.free_gpus is not None and not self.time_sliced:
+            return min(self.gpu_free_count, len(self.free_gpus))
+        return self.gpu_free_count
+
+    @property
     def unhealthy_gpus(self) -> int:
         return max(0, self.capacity.get(GPU_RESOURCE, 0) - self.gpu_total)
 

@@ -91,13 +91,13 @@ def _gpu_count_needed(request: PodRequest) -> str:
 def _has_room(node: NodeState, request: PodRequest) -> bool:
     if request.mig:
         return all(node.mig_free(p) >= n for p, n in request.mig)
-    return node.gpu_free_count >= request.gpus and node.gpu_total >= request.gpus
+    return node.free_now >= request.gpus and node.gpu_total >= request.gpus
 
 
 def _free_text(node: NodeState, request: PodRequest) -> str:
     if request.mig:
         return ", ".join(f"{node.mig_free(p)}/{node.mig_total(p)} MIG {p}" for p, _ in request.mig)
-    return f"{node.gpu_free_count}/{node.gpu_total}"
+    return f"{node.free_now}/{node.gpu_total}"
 
 
 def diagnose(

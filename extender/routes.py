@@ -278,7 +278,7 @@ class NodeSummary(BaseModel):
     name: str
     product: str | None
     gpus: int = Field(description="nvidia.com/gpu allocatable (time-sliced: replicas)")
-    gpus_free: int = Field(description="by allocation count")
+    gpus_free: int = Field(description="by the tighter of allocation counts and the agent's last report")
     free_gpus: list[int] | None = Field(description="free physical GPUs (None: topology unknown)")
     mig_profiles: list[str]
     time_sliced: bool
@@ -301,7 +301,7 @@ def _summary(node: NodeState, telemetry: TelemetryBoard | None, now: float) -> d
         "name": node.name,
         "product": node.product,
         "gpus": node.gpu_total,
-        "gpus_free": node.gpu_free_count,
+        "gpus_free": node.free_now,
         "free_gpus": list(node.free_gpus) if node.free_gpus is not None else None,
         "mig_profiles": node.mig_profiles(),
         "time_sliced": node.time_sliced,
