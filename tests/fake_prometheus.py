@@ -36,8 +36,14 @@ def parse_exposition(text: str, default_value: float | None = None) -> list[tupl
 
 
 class FakePrometheus:
-    def __init__(self, series: list[tuple[dict[str, str], float]], sampled_at: float | None = None) -> None:
+    def __init__(
+        self,
+        series: list[tuple[dict[str, str], float]],
+        sampled_at: float | None = None,
+        history: list[tuple[dict[str, str], list[float]]] | None = None,
+    ) -> None:
         self.series = series
+        self.history = history or []  # range-query answers: (labels with __name__, values oldest first)
         self.sampled_at = sampled_at if sampled_at is not None else time.time()
         self.queries: list[str] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -70,6 +76,20 @@ class FakePrometheus:
             result.append({"metric": shown, "value": [now, str(self.sampled_at if stamp else value)]})
         return {"status": "success", "data": {"resultType": "vector", "result": result}}
 
+    def answer_range(self, query: str, start: float, step: float) -> dict[str, Any]:
+        self.queries.append(query)
+        m = re.fullmatch(r"(\w+)\{(.*)\}", query)
+        name, selector = (m.group(1), dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))) if m else (query, {})
+        result = [
+            {
+                "metric": {k: v for k, v in labels.items() if k != "__name__"},
+                "values": [[start + i * step, str(v)] for i, v in enumerate(values)],
+            }
+            for labels, values in self.history
+            if labels["__name__"] == name and all(labels.get(k) == v for k, v in selector.items())
+        ]
+        return {"status": "success", "data": {"resultType": "matrix", "result": result}}
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
@@ -79,9 +99,14 @@ class FakePrometheus:
 
             def do_GET(self) -> None:
                 parsed = urllib.parse.urlparse(self.path)
-                query = dict(urllib.parse.parse_qsl(parsed.query)).get("query", "")
-                body = json.dumps(fake.answer(query)).encode()
-                self.send_response(200 if parsed.path == "/api/v1/query" else 404)
+                params = dict(urllib.parse.parse_qsl(parsed.query))
+                query = params.get("query", "")
+                if parsed.path == "/api/v1/query_range":
+                    doc = fake.answer_range(query, float(params["start"]), float(params["step"]))
+                else:
+                    doc = fake.answer(query)
+                body = json.dumps(doc).encode()
+                self.send_response(200 if parsed.path in ("/api/v1/query", "/api/v1/query_range") else 404)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()

@@ -229,3 +229,31 @@ def test_snapshot_exports_the_live_cluster_for_offline_what_ifs(
     manifest.write_text("kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n" + limits)
     assert main(["explain", str(manifest), "--cluster", str(exported)]) == 0
     assert "best: dgx-a with NVLink quad 4-5-6-7" in capsys.readouterr().out
+
+
+def test_diagnose_reads_the_pods_sm_history_from_prometheus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.fake_prometheus import FakePrometheus
+
+    labels = {
+        "__name__": "DCGM_FI_DEV_GPU_UTIL",
+        "Hostname": "dgx",
+        "gpu": "0",
+        "UUID": "GPU-0",
+        "namespace": "ml",
+        "pod": "train",
+    }
+    doc = {
+        "nodes": [{"name": "dgx", "machine": "dgx1-v100"}],
+        "pods": [{"name": "train", "namespace": "ml", "node": "dgx", "gpus": 1}],
+    }
+    with FakePrometheus([(labels, 4.0)], history=[(labels, [3, 5, 2, 4, 6, 3])]) as prom:
+        assert (
+            main(
+                ["diagnose", "train", "-n", "ml", "--cluster", write(tmp_path, doc), "--prometheus", prom.url, "--json"]
+            )
+            == 0
+        )
+        assert 'DCGM_FI_DEV_GPU_UTIL{namespace="ml",pod="train"}' in prom.queries
+    result = json.loads(capsys.readouterr().out)
+    assert result["explained_by"] == "application" and "I/O-bound" in result["steps"][3]["finding"]
+    assert result["steps"][3]["evidence"] == ["dgx GPU 0: SM flat-low [3, 5, 2, 4, 6, 3]"]
