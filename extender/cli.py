@@ -295,6 +295,35 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_agent(args: argparse.Namespace) -> int:
+    import os
+    import signal
+
+    from extender.agent import Agent, PodResourcesClient
+    from extender.kube_source import kube_api
+    from extender.nvml import load_nvml
+
+    node = args.node or os.environ.get("NODE_NAME")
+    if not node:
+        raise CliError("name the node: --node NAME, or NODE_NAME from the downward API")
+    try:
+        api = kube_api(args.kubeconfig)
+    except Exception as exc:  # the client raises many kinds; the user needs the one line
+        raise CliError(f"cannot reach the API server: {_kube_error(exc)}") from None
+    agent = Agent(node, api, lambda: PodResourcesClient(args.socket), load_nvml, min_interval_s=args.min_interval)
+    server = agent.serve_http(args.host, args.port)
+    signal.signal(signal.SIGTERM, lambda *_: agent.stop())
+    try:
+        agent.run(args.poll)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        agent.stop()
+        server.shutdown()
+        server.server_close()
+    return 0
+
+
 def _add_topology_source(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", nargs="?", help="nvidia-smi topo -m text or a topology JSON document")
     src = p.add_mutually_exclusive_group()
@@ -382,6 +411,18 @@ def build_parser() -> argparse.ArgumentParser:
     snapshot.add_argument("--cluster", default="kube", metavar="kube|simulated|FILE")
     snapshot.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
     snapshot.set_defaults(handler=_cmd_snapshot)
+
+    agent = commands.add_parser("agent", help="node agent: publish this node's GPU topology and free GPUs")
+    agent.add_argument("--node", help="this Node's name (default: $NODE_NAME)")
+    agent.add_argument(
+        "--socket", default="/var/lib/kubelet/pod-resources/kubelet.sock", help="kubelet PodResources socket"
+    )
+    agent.add_argument("--min-interval", type=float, default=10.0, help="at most one Node write per this many seconds")
+    agent.add_argument("--poll", type=float, default=2.0, help="seconds between looks at NVML and the kubelet")
+    agent.add_argument("--host", default="0.0.0.0", help="address for /metrics, /healthz, /readyz")
+    agent.add_argument("--port", type=int, default=9401, help="port for /metrics, /healthz, /readyz (default 9401)")
+    agent.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster)")
+    agent.set_defaults(handler=_cmd_agent)
 
     certs = commands.add_parser("certs", help="TLS for the admission webhook").add_subparsers(
         dest="certs_command", required=True, metavar="SUBCOMMAND"

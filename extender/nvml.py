@@ -21,7 +21,15 @@ from typing import Any
 
 from extender.topology import Gpu, GpuTopology, Link, MigInstance, PcieLevel
 
-__all__ = ["GpuSample", "NvmlUnavailable", "discover_topology", "load_nvml", "normalize_bus_id", "sample_gpus"]
+__all__ = [
+    "GpuSample",
+    "NvmlUnavailable",
+    "discover_topology",
+    "load_nvml",
+    "mig_layout",
+    "normalize_bus_id",
+    "sample_gpus",
+]
 
 log = logging.getLogger(__name__)
 
@@ -210,6 +218,15 @@ def discover_topology(nvml: ModuleType, sysfs: Path = Path("/sys"), clique: str 
                 nvlinks += min(switch_links[i], switch_links[j])
             links.append(Link(i, j, nvlinks, _LEVEL_OF_NVML.get(level) if level is not None else None))
     return GpuTopology(gpus, links, clique=clique)
+
+
+def mig_layout(nvml: ModuleType) -> tuple[tuple[str, ...] | None, ...]:
+    """Per GPU, its MIG instances' UUIDs (None: MIG off): cheap enough to watch for layout changes."""
+    layout = []
+    for i in range(int(nvml.nvmlDeviceGetCount())):
+        instances = _mig_instances(nvml, nvml.nvmlDeviceGetHandleByIndex(i))
+        layout.append(None if instances is None else tuple(m.uuid or m.profile for m in instances))
+    return tuple(layout)
 
 
 def sample_gpus(nvml: ModuleType) -> list[GpuSample]:
