@@ -197,3 +197,115 @@ def test_the_webhook_paths_are_served_over_the_service_port(rendered: list[dict[
         path = hook["clientConfig"]["service"]["path"]
         assert hook["clientConfig"]["service"]["port"] == 443
         assert api.post(path, content=b"{}", headers={"Content-Type": "application/json"}).status_code == 400
+
+
+def agent_policy_allows(
+    rendered: list[dict[str, Any]], old: dict[str, Any], new: dict[str, Any], node_name: str
+) -> bool:
+    import celpy
+
+    policy = find(rendered, "ValidatingAdmissionPolicy", "gpu-advisor-agent")
+    env = celpy.Environment()
+    request = {
+        "userInfo": {
+            "username": "system:serviceaccount:gpu-advisor:gpu-advisor-agent",
+            "extra": {"authentication.kubernetes.io/node-name": [node_name]},
+        }
+    }
+    activation: dict[str, Any] = {
+        "object": celpy.json_to_cel(new),
+        "oldObject": celpy.json_to_cel(old),
+        "request": celpy.json_to_cel(request),
+    }
+    (condition,) = policy["spec"]["matchConditions"]
+    assert env.program(env.compile(condition["expression"])).evaluate(activation)
+    variables = {
+        v["name"]: env.program(env.compile(v["expression"])).evaluate(activation) for v in policy["spec"]["variables"]
+    }
+    activation["variables"] = celpy.celtypes.MapType({celpy.celtypes.StringType(k): v for k, v in variables.items()})
+    return all(
+        bool(env.program(env.compile(v["expression"])).evaluate(activation)) for v in policy["spec"]["validations"]
+    )
+
+
+NODE = {
+    "metadata": {
+        "name": "gpu-1",
+        "labels": {"nvidia.com/gpu.present": "true"},
+        "annotations": {"gpu-advisor.io/free-gpus": "{}", "team": "ml"},
+    },
+    "spec": {"podCIDR": "10.0.0.0/24"},
+}
+
+
+def changed(**edits: Any) -> dict[str, Any]:
+    import copy
+
+    new = copy.deepcopy(NODE)
+    for path, value in edits.items():
+        section, key = path.split("__")
+        if value is None:
+            new["metadata"][section].pop(key)
+        elif section == "spec":
+            new["spec"][key] = value
+        else:
+            new["metadata"][section][key] = value
+    return new
+
+
+@pytest.mark.parametrize(
+    ("new", "node_name", "allowed"),
+    [
+        (changed(annotations__other="x"), "gpu-1", False),
+        (
+            {
+                **NODE,
+                "metadata": {
+                    **NODE["metadata"],
+                    "annotations": {**NODE["metadata"]["annotations"], "gpu-advisor.io/free-gpus": "[1]"},
+                },
+            },
+            "gpu-1",
+            True,
+        ),
+        (
+            {
+                **NODE,
+                "metadata": {
+                    **NODE["metadata"],
+                    "annotations": {**NODE["metadata"]["annotations"], "gpu-advisor.io/free-gpus": "[1]"},
+                },
+            },
+            "gpu-2",
+            False,
+        ),
+        (changed(labels__role="admin"), "gpu-1", False),
+        (changed(annotations__team="other"), "gpu-1", False),
+        (changed(annotations__team=None), "gpu-1", False),
+        (changed(spec__unschedulable=True), "gpu-1", False),
+    ],
+    ids=[
+        "new-foreign-annotation",
+        "own-annotation",
+        "another-node",
+        "label",
+        "foreign-annotation",
+        "remove-foreign-annotation",
+        "spec",
+    ],
+)
+def test_the_agent_may_only_touch_its_own_nodes_gpu_advisor_annotations(
+    rendered: list[dict[str, Any]], new: dict[str, Any], node_name: str, allowed: bool
+) -> None:
+    assert agent_policy_allows(rendered, NODE, new, node_name) is allowed
+
+
+def test_the_agent_daemonset_reads_the_kubelet_socket_read_only_on_gpu_nodes(rendered: list[dict[str, Any]]) -> None:
+    ds = find(rendered, "DaemonSet", "gpu-advisor-agent")["spec"]["template"]["spec"]
+    assert ds["nodeSelector"] == {"nvidia.com/gpu.present": "true"} and ds["runtimeClassName"] == "nvidia"
+    (mount,) = ds["containers"][0]["volumeMounts"]
+    assert mount["mountPath"] == "/var/lib/kubelet/pod-resources" and mount["readOnly"] is True
+    env = {e["name"]: e for e in ds["containers"][0]["env"]}
+    assert env["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
+    role = find(rendered, "ClusterRole", "gpu-advisor-agent")
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]
