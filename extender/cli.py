@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from extender import render
 from extender.examples import bundled_machines
-from extender.placement import POLICIES, PlacementImpossible, best_placement
+from extender.placement import POLICIES
 from extender.smi_topo import parse_topo_matrix
 from extender.topology import GpuTopology, TopologyError
 
@@ -80,6 +79,8 @@ def _topology_from_args(args: argparse.Namespace) -> GpuTopology:
 
 
 def _cmd_topology_show(args: argparse.Namespace) -> int:
+    from extender import render
+
     topo = _topology_from_args(args)
     print(topo.to_json(indent=2) if args.json else render.topology_report(topo))
     return 0
@@ -93,6 +94,9 @@ def _gpu_list(text: str) -> list[int]:
 
 
 def _cmd_topology_best(args: argparse.Namespace) -> int:
+    from extender import render
+    from extender.placement import PlacementImpossible, best_placement
+
     topo = _topology_from_args(args)
     try:
         placement = best_placement(topo, args.gpus, free=args.free, required=args.required or (), policy=args.policy)
@@ -238,6 +242,7 @@ def _read_manifest(path: str) -> Any:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
+    from extender import render
     from extender.dryrun import DryRunError, dry_run
     from extender.scoring import ScoringPolicy
     from webhook.rules import advise_with_rules
@@ -257,6 +262,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _cmd_diagnose(args: argparse.Namespace) -> int:
+    from extender import render
     from extender.diagnose import diagnose
     from extender.scoring import ScoringPolicy
 
