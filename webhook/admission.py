@@ -88,8 +88,13 @@ def parse_review(doc: Any) -> AdmissionReview:
         raise BadReview(f"not an admission.k8s.io/v1 AdmissionReview request: {problems}") from None
 
 
+_ASCII = str.maketrans({"≈": "~", "≤": "<=", "≥": ">=", "×": "x", "→": "->", "…": "...", "↔": "<->", "—": "-"})
+
+
 def _clip(text: str, limit: int = MAX_WARNING) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """ASCII, at most ``limit`` characters: the API server measures warnings in bytes."""
+    text = text.translate(_ASCII).encode("ascii", "replace").decode()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def warnings_for(findings: list[Finding]) -> list[str]:
@@ -110,7 +115,7 @@ def _escape(key: str) -> str:
 
 
 def _patch(
-    obj: Mapping[str, Any], findings: list[Finding], settings: AdmissionSettings, is_gpu_pod: bool
+    obj: Mapping[str, Any], findings: list[Finding], settings: AdmissionSettings, is_gpu_pod: bool, creating: bool
 ) -> list[dict[str, Any]]:
     ops: list[dict[str, Any]] = []
     annotations = (obj.get("metadata") or {}).get("annotations")
@@ -124,7 +129,8 @@ def _patch(
             ops.append({"op": "replace" if current is not None else "add", "path": path, "value": advice})
     elif not advice and current is not None:
         ops.append({"op": "remove", "path": path})  # the advice no longer applies
-    if settings.route_gpu_pods_to and is_gpu_pod and obj.get("kind") == "Pod":
+    # Only on CREATE: a Pod's schedulerName is immutable afterwards, and an UPDATE patching it would fail.
+    if settings.route_gpu_pods_to and is_gpu_pod and creating and obj.get("kind") == "Pod":
         chosen = (obj.get("spec") or {}).get("schedulerName")
         # The API server defaults schedulerName before admission: "default-scheduler" means none chosen.
         if chosen in (None, "", "default-scheduler") and chosen != settings.route_gpu_pods_to:
@@ -162,7 +168,8 @@ def review_response(
                     )
                     response["warnings"] = ["gpu-advisor could not evaluate this object (see its logs); allowed"]
     if mutating:
-        ops = _patch(obj or {}, findings, settings, is_gpu) if template is not None and mode != "off" else []
+        creating = req.operation == "CREATE"
+        ops = _patch(obj or {}, findings, settings, is_gpu, creating) if template is not None and mode != "off" else []
         if ops:
             response["patchType"] = "JSONPatch"
             response["patch"] = base64.b64encode(json.dumps(ops).encode()).decode()

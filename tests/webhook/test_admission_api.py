@@ -55,7 +55,7 @@ def test_warn_mode_warns_but_never_denies_even_an_error(api: TestClient) -> None
     reply = api.post("/admission/validate", json=review(gpu_pod(16, H100))).json()["response"]
     assert reply["allowed"] is True and "status" not in reply
     assert reply["warnings"][0] == "exceeds-largest-node: asks for 16 GPUs; the largest of the 1 nodes it may use has 8"
-    assert all(len(w) <= 120 for w in reply["warnings"])
+    assert all(len(w.encode()) <= 120 for w in reply["warnings"]), "the API server counts bytes"
 
 
 def test_enforce_mode_denies_errors_naming_the_rule_and_the_fix(api: TestClient) -> None:
@@ -127,6 +127,9 @@ def test_route_gpu_pods_to_sets_the_scheduler_of_pods_that_chose_none(advisor: A
         cpu_only = gpu_pod(1)
         cpu_only["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "1"}}
         assert "patch" not in client.post("/admission/mutate", json=review(cpu_only)).json()["response"]
+        # schedulerName is immutable once the Pod exists: an UPDATE must not touch it.
+        updated = client.post("/admission/mutate", json=review(gpu_pod(2, H100), "UPDATE")).json()["response"]
+        assert "patch" not in updated
 
 
 def test_a_bad_gpu_advisor_annotation_is_an_error_finding(api: TestClient) -> None:
@@ -183,3 +186,11 @@ def test_malformed_reviews_get_a_clear_400_on_every_endpoint(
         assert reply.status_code == 400 and message in reply.json()["detail"]
     assert "enforce-mode review unreadable" in caplog.text, "an enforce-mode 400 is admitted by failurePolicy: say so"
     assert api.post("/admission/validate", json=review(gpu_pod(1))).status_code == 200
+
+
+def test_warnings_are_plain_ascii_within_120_bytes(api: TestClient) -> None:
+    llama = gpu_pod(1, H100, args=["--model", "meta-llama/Meta-Llama-3-70B-Instruct"])
+    warnings = api.post("/admission/validate", json=review(llama)).json()["response"]["warnings"]
+    model = "meta-llama/Meta-Llama-3-70B-Instruct"
+    assert warnings[0] == f"model-does-not-fit: {model} in bf16 ~ 140 GB (+20% ~ 168 GB) does not fit one 80 GB GPU"
+    assert all(w.isascii() and len(w) <= 120 for w in warnings)
