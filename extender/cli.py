@@ -148,7 +148,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from extender.serve import ServeError, build_advisor, run
 
     try:
-        advisor, background = build_advisor(args.cluster, args.prometheus, args.policy, args.kubeconfig)
+        advisor, background = build_advisor(
+            args.cluster, args.prometheus, args.policy, args.kubeconfig, args.scrape_agents
+        )
     except ServeError as exc:
         raise CliError(str(exc)) from None
     from webhook.admission import AdmissionSettings
@@ -374,6 +376,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the built-in simulated cluster (default), the live cluster, or a snapshot file",
     )
     serve.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series, for live telemetry")
+    serve.add_argument(
+        "--scrape-agents",
+        action="store_true",
+        help="read telemetry from the node agents' /metrics (no Prometheus needed; --cluster kube)",
+    )
     serve.add_argument("--policy", metavar="FILE", help="scoring policy (YAML/JSON); refused at start if invalid")
     serve.add_argument(
         "--kubeconfig", help="kubeconfig file for --cluster kube (default: in-cluster, then ~/.kube/config)"

@@ -20,7 +20,7 @@ from kubernetes.watch.watch import iter_resp_lines
 
 from extender.cluster import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, BoundPod, ClusterState, bound_pod, node_state
 
-__all__ = ["KubeSource", "kube_api", "list_cluster"]
+__all__ = ["KubeSource", "agent_targets", "kube_api", "list_cluster"]
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +119,20 @@ def list_cluster(api: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             gpu_pods.append(_slim_pod(pod))
     slim_nodes = [{"apiVersion": "v1", "kind": "Node", **_slim_node(n)} for n in nodes]
     return slim_nodes, gpu_pods
+
+
+def agent_targets(api: Any, namespace: str = "gpu-advisor", port: int = 9401) -> Callable[[], list[str]]:
+    """The /metrics URLs of the running node agents (pods labelled app.kubernetes.io/name=gpu-advisor-agent)."""
+
+    def targets() -> list[str]:
+        resp = api.list_namespaced_pod(
+            namespace, label_selector="app.kubernetes.io/name=gpu-advisor-agent", _preload_content=False
+        )
+        pods = json.loads(resp.data).get("items") or []
+        ips = [(p.get("status") or {}).get("podIP") for p in pods if (p.get("status") or {}).get("phase") == "Running"]
+        return [f"http://{ip}:{port}/metrics" for ip in ips if ip]
+
+    return targets
 
 
 class KubeSource:

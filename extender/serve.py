@@ -12,7 +12,7 @@ from extender.cluster import ClusterState
 from extender.routes import Advisor
 from extender.scoring import PolicyError, ScoringPolicy
 from extender.snapshot import SnapshotError, load_snapshot, simulated_cluster
-from extender.telemetry import PrometheusTelemetry, TelemetryBoard
+from extender.telemetry import AgentScrapeTelemetry, PrometheusTelemetry, TelemetryBoard
 from webhook.admission import AdmissionSettings
 
 __all__ = ["ServeError", "build_advisor", "run"]
@@ -57,7 +57,11 @@ def settle_memory() -> None:
 
 
 def build_advisor(
-    cluster: str, prometheus: str | None, policy_file: str | None, kubeconfig: str | None = None
+    cluster: str,
+    prometheus: str | None,
+    policy_file: str | None,
+    kubeconfig: str | None = None,
+    scrape_agents: bool = False,
 ) -> tuple[Advisor, Background]:
     try:
         policy = ScoringPolicy.from_file(policy_file) if policy_file else ScoringPolicy()
@@ -87,9 +91,18 @@ def build_advisor(
             raise ServeError(str(exc)) from None
         state = snap.cluster(f"snapshot {cluster}")
         board = snap.telemetry(policy.telemetry_max_age_s)
+    if prometheus and scrape_agents:
+        raise ServeError("choose one telemetry source: --prometheus or --scrape-agents")
     if prometheus:
         board = TelemetryBoard(policy.telemetry_max_age_s)
         background.parts.append(PrometheusTelemetry(prometheus, board))
+    if scrape_agents:
+        if cluster != "kube":
+            raise ServeError("--scrape-agents finds the agents through the API server: use it with --cluster kube")
+        from extender.kube_source import agent_targets, kube_api
+
+        board = TelemetryBoard(policy.telemetry_max_age_s)
+        background.parts.append(AgentScrapeTelemetry(agent_targets(kube_api(kubeconfig)), board))
     return Advisor(state=state, telemetry=board, policy=policy), background
 
 

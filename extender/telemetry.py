@@ -31,7 +31,16 @@ from typing import Any
 
 from extender.topology import Gpu
 
-__all__ = ["GpuReading", "PrometheusTelemetry", "Telemetry", "TelemetryBoard", "readings_from_vectors", "static_board"]
+__all__ = [
+    "AgentScrapeTelemetry",
+    "GpuReading",
+    "PrometheusTelemetry",
+    "Telemetry",
+    "TelemetryBoard",
+    "readings_from_exposition",
+    "readings_from_vectors",
+    "static_board",
+]
 
 log = logging.getLogger(__name__)
 
@@ -273,6 +282,73 @@ class PrometheusTelemetry(Telemetry):
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=self.timeout_s + 1)
+
+
+def readings_from_exposition(text: str, at: float) -> dict[tuple[str, str], GpuReading]:
+    """DCGM-named series in Prometheus text format (an agent's or an exporter's /metrics) → readings."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    vectors: dict[str, list[dict[str, Any]]] = {}
+    wanted = {name: kind for kind, names in SERIES.items() for name in names}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            kind = wanted.get(sample.name)
+            if kind is not None:
+                vectors.setdefault(kind, []).append({"metric": dict(sample.labels), "value": [at, str(sample.value)]})
+    return readings_from_vectors(vectors, at)
+
+
+class AgentScrapeTelemetry(Telemetry):
+    """Scrapes the node agents' /metrics directly, for clusters with neither DCGM exporter nor Prometheus.
+
+    ``targets()`` names the agents to ask, e.g. every gpu-advisor agent pod's IP and port.
+    """
+
+    def __init__(
+        self,
+        targets: Callable[[], list[str]],
+        board: TelemetryBoard,
+        interval_s: float = 15.0,
+        timeout_s: float = 3.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(board, "node agents")
+        self.targets, self.interval_s, self.timeout_s, self.clock = targets, interval_s, timeout_s, clock
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def refresh(self) -> int:
+        readings: dict[tuple[str, str], GpuReading] = {}
+        failed = []
+        for url in self.targets():
+            try:
+                with urllib.request.urlopen(url, timeout=self.timeout_s) as resp:
+                    text = resp.read().decode()
+            except OSError as exc:
+                failed.append(f"{url}: {exc}")
+                continue
+            readings.update(readings_from_exposition(text, self.clock()))
+        self.board.replace(readings, self.clock())
+        if failed:
+            self.board.last_error = "; ".join(failed[:3])
+            log.warning("%d agents did not answer: %s", len(failed), self.board.last_error)
+        return len(readings)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.refresh()
+            except Exception as exc:  # keep serving the aging board
+                log.warning("agent scrape failed: %s", exc)
+            self._stop.wait(self.interval_s)
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="agent-scrape", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
 
 
 def static_board(readings: Mapping[tuple[str, str], GpuReading], max_age_s: float = 60.0) -> TelemetryBoard:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from concurrent import futures
@@ -36,11 +37,21 @@ class FakeKubelet(api_pb2_grpc.PodResourcesListerServicer):
         )
 
     def List(self, request, context):  # type: ignore[no-untyped-def]
-        return api_pb2.ListPodResourcesResponse(pod_resources=[
-            api_pb2.PodResources(name=name, namespace=ns, containers=[api_pb2.ContainerResources(
-                name="main", devices=[api_pb2.ContainerDevices(resource_name="nvidia.com/gpu", device_ids=ids)])])
-            for (ns, name), ids in self.pods.items()
-        ])  # fmt: skip
+        return api_pb2.ListPodResourcesResponse(
+            pod_resources=[
+                api_pb2.PodResources(
+                    name=name,
+                    namespace=ns,
+                    containers=[
+                        api_pb2.ContainerResources(
+                            name="main",
+                            devices=[api_pb2.ContainerDevices(resource_name="nvidia.com/gpu", device_ids=ids)],
+                        )
+                    ],
+                )
+                for (ns, name), ids in self.pods.items()
+            ]
+        )
 
 
 class Clock:
@@ -78,8 +89,15 @@ def make_agent(fake: FakeApiServer, socket: str, tmp_path: Path, clock: Clock, n
     cfg = client.Configuration()
     cfg.host = fake.url
     sysfs = MACHINE.write_sysfs(tmp_path / "sys")
-    return Agent("gpu-1", client.CoreV1Api(client.ApiClient(cfg)), lambda: PodResourcesClient(socket),
-                 nvml or (lambda: fake_pynvml(MACHINE)), min_interval_s=10, sysfs=sysfs, clock=clock)  # fmt: skip
+    return Agent(
+        "gpu-1",
+        client.CoreV1Api(client.ApiClient(cfg)),
+        lambda: PodResourcesClient(socket),
+        nvml or (lambda: fake_pynvml(MACHINE)),
+        min_interval_s=10,
+        sysfs=sysfs,
+        clock=clock,
+    )
 
 
 def patches(fake: FakeApiServer) -> list[dict[str, str]]:
@@ -208,3 +226,48 @@ def test_the_extender_reads_what_the_agent_writes(kubelet, apiserver, tmp_path) 
     state = node_state(apiserver.objects["nodes"]["gpu-1"])
     assert state.topology is not None and state.topology.link(0, 1).nvlinks == 18
     assert state.free_gpus == (2, 3, 4, 5, 6, 7)
+
+
+def test_the_extender_can_scrape_agents_directly(kubelet, apiserver, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from extender.cluster import node_state
+    from extender.pods import PodRequest
+    from extender.scoring import ScoringPolicy, evaluate
+    from extender.telemetry import AgentScrapeTelemetry, TelemetryBoard
+
+    servicer, socket = kubelet
+    servicer.pods[("ml", "train")] = UUIDS[0:2]
+    MACHINE.gpus[2].used_mib = 70000  # free by the kubelet, yet 70,000 of 81,559 MiB held
+    agent = make_agent(apiserver, socket, tmp_path, Clock())
+    agent.step()
+    server = agent.serve_http("127.0.0.1", 0)
+    try:
+        board = TelemetryBoard()
+        scrape = AgentScrapeTelemetry(lambda: [f"http://127.0.0.1:{server.server_address[1]}/metrics"], board)
+        assert scrape.refresh() == 16  # 8 GPUs, keyed by UUID and by index
+    finally:
+        server.shutdown()
+        server.server_close()
+        agent.stop()
+        MACHINE.gpus[2].used_mib = 0
+    node = node_state(apiserver.objects["nodes"]["gpu-1"])
+    verdict = evaluate(PodRequest(gpus=2), node, "gpu-1", board, ScoringPolicy(), Clock()())
+    assert verdict.gpus == (2, 3) and "GPU 2 is free yet holds 68 GiB VRAM" in verdict.reason
+
+
+def test_agents_are_found_by_their_pod_label(apiserver: FakeApiServer) -> None:
+    from extender.kube_source import agent_targets
+
+    apiserver.documents["/api/v1/namespaces/gpu-advisor/pods"] = {
+        "kind": "PodList",
+        "apiVersion": "v1",
+        "items": [
+            {"metadata": {"name": "a"}, "status": {"phase": "Running", "podIP": "10.0.0.7"}},
+            {"metadata": {"name": "b"}, "status": {"phase": "Pending"}},
+        ],
+    }
+    cfg = client.Configuration()
+    cfg.host = apiserver.url
+    assert agent_targets(client.CoreV1Api(client.ApiClient(cfg)))() == ["http://10.0.0.7:9401/metrics"]
+    _, path, _, _ = next(r for r in apiserver.requests if "namespaces/gpu-advisor/pods" in r[1])
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(path).query)
+    assert query["labelSelector"] == ["app.kubernetes.io/name=gpu-advisor-agent"]
