@@ -120,17 +120,44 @@ class TelemetryBoard:
 
 
 class Telemetry:
-    """A board plus whatever keeps it fresh. The static source is only the board."""
+    """A board plus whatever keeps it fresh. The static source is only the board; polled sources
+    override :meth:`refresh`, which runs every ``interval_s`` on a background thread (backing off to
+    5 minutes while it fails, the board meanwhile aging)."""
+
+    interval_s: float = 15.0
 
     def __init__(self, board: TelemetryBoard, describe: str = "static") -> None:
         self.board = board
         self.describe = describe
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def refresh(self) -> int:
+        """One poll; returns the number of GPU readings. Static values need none."""
+        return len(self.board)
+
+    def _loop(self) -> None:
+        backoff = self.interval_s
+        while not self._stop.is_set():
+            try:
+                count = self.refresh()
+                log.debug("telemetry from %s: %d GPU readings", self.describe, count)
+                backoff = self.interval_s
+            except Exception as exc:  # any failure: keep serving the aging board, say why, retry later
+                self.board.last_error = str(exc)
+                log.warning("telemetry from %s failed: %s (readings age until it recovers)", self.describe, exc)
+                backoff = min(backoff * 2, 300.0)
+            self._stop.wait(backoff)
 
     def start(self) -> None:
-        """Begin background refreshing (nothing to do for static values)."""
+        if self._thread is None and type(self).refresh is not Telemetry.refresh:
+            self._thread = threading.Thread(target=self._loop, name="telemetry", daemon=True)
+            self._thread.start()
 
     def stop(self) -> None:
-        """Stop background refreshing."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
 
 
 def _label(labels: Mapping[str, str], names: Iterable[str]) -> str | None:
@@ -198,8 +225,6 @@ class PrometheusTelemetry(Telemetry):
         self.interval_s = interval_s
         self.timeout_s = timeout_s
         self.clock = clock
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def _query(self, promql: str) -> list[dict[str, Any]]:
         query = urllib.parse.urlencode({"query": promql})
@@ -260,29 +285,6 @@ class PrometheusTelemetry(Telemetry):
                 break
         return found
 
-    def _loop(self) -> None:
-        backoff = self.interval_s
-        while not self._stop.is_set():
-            try:
-                count = self.refresh()
-                log.debug("telemetry refreshed: %d GPUs from %s", count, self.url)
-                backoff = self.interval_s
-            except Exception as exc:  # any failure: keep serving the aging board, say why, retry later
-                self.board.last_error = str(exc)
-                log.warning("telemetry refresh from %s failed: %s (readings age until it recovers)", self.url, exc)
-                backoff = min(backoff * 2, 300.0)
-            self._stop.wait(backoff)
-
-    def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="telemetry", daemon=True)
-            self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=self.timeout_s + 1)
-
 
 def readings_from_exposition(text: str, at: float) -> dict[tuple[str, str], GpuReading]:
     """DCGM-named series in Prometheus text format (an agent's or an exporter's /metrics) → readings."""
@@ -314,8 +316,6 @@ class AgentScrapeTelemetry(Telemetry):
     ) -> None:
         super().__init__(board, "node agents")
         self.targets, self.interval_s, self.timeout_s, self.clock = targets, interval_s, timeout_s, clock
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def refresh(self) -> int:
         readings: dict[tuple[str, str], GpuReading] = {}
@@ -333,22 +333,6 @@ class AgentScrapeTelemetry(Telemetry):
             self.board.last_error = "; ".join(failed[:3])
             log.warning("%d agents did not answer: %s", len(failed), self.board.last_error)
         return len(readings)
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.refresh()
-            except Exception as exc:  # keep serving the aging board
-                log.warning("agent scrape failed: %s", exc)
-            self._stop.wait(self.interval_s)
-
-    def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="agent-scrape", daemon=True)
-            self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
 
 
 def static_board(readings: Mapping[tuple[str, str], GpuReading], max_age_s: float = 60.0) -> TelemetryBoard:
