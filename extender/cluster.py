@@ -181,10 +181,6 @@ class NodeState:
             return min(self.gpu_free_count, len(self.free_gpus))
         return self.gpu_free_count
 
-    @property
-    def unhealthy_gpus(self) -> int:
-        return max(0, self.capacity.get(GPU_RESOURCE, 0) - self.gpu_total)
-
     def mig_total(self, profile: str) -> int:
         return self.allocatable.get(MIG_PREFIX + profile, 0)
 

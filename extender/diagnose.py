@@ -84,10 +84,6 @@ def _memory_share(reading: GpuReading, fallback_total_mib: int | None) -> float 
     return reading.memory_used_mib / total
 
 
-def _gpu_count_needed(request: PodRequest) -> str:
-    return request.describe()
-
-
 def _has_room(node: NodeState, request: PodRequest) -> bool:
     if request.mig:
         return all(node.mig_free(p) >= n for p, n in request.mig)
@@ -151,13 +147,13 @@ def diagnose(
         full = []
         for g in gpus:
             reading = telemetry.reading(node.name, node.topology.gpu(g)) if telemetry and node.topology else None
-            share = _memory_share(reading, node.gpu_memory_mib) if reading else None
+            if reading is None:
+                continue
+            share = _memory_share(reading, node.gpu_memory_mib)
             if share is not None and share >= FULL_MEMORY:
                 full.append(
                     f"{node.name} GPU {g}: free by allocation yet {share:.0%} of its memory is in use "
                     f"(SM {reading.sm_util or 0:.0f}%)"
-                    if reading
-                    else ""
                 )
         if full:
             taken.extend(full)
