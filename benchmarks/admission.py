@@ -23,11 +23,11 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 
 import httpx
 
-from extender.app import create_app
-from extender.routes import Advisor
-from extender.scoring import ScoringPolicy
-from extender.serve import settle_memory
-from extender.snapshot import simulated_cluster
+from extender.http.advisor import Advisor
+from extender.scoring.core import ScoringPolicy
+from extender.sources.snapshot import simulated_cluster
+from gpu_advisor.app import create_app
+from gpu_advisor.serve import settle_memory
 
 REVIEW = {
     "apiVersion": "admission.k8s.io/v1",

@@ -32,12 +32,13 @@ from typing import Any
 import httpx
 from fastapi import FastAPI, Request, Response
 
-from extender.app import create_app
-from extender.cluster import ANNOTATION_FREE_GPUS, FreeReport, node_state
-from extender.routes import Advisor, read_json
-from extender.scoring import ScoringPolicy
-from extender.serve import settle_memory
-from extender.snapshot import parse_snapshot
+from extender.cluster.state import ANNOTATION_FREE_GPUS, FreeReport, node_state
+from extender.http.advisor import Advisor
+from extender.http.requests import read_json
+from extender.scoring.core import ScoringPolicy
+from extender.sources.snapshot import parse_snapshot
+from gpu_advisor.app import create_app
+from gpu_advisor.serve import settle_memory
 
 MACHINES = ["dgx1-v100", "hgx-h100", "dgx-a100", "l40s-pcie", "gke-a4-b200"]
 

@@ -22,10 +22,10 @@ import statistics
 import time
 from itertools import combinations
 
-from extender.examples import bundled_machines
-from extender.placement import Policy, best_placement, clear_caches, forget_answers
-from extender.smi_topo import parse_topo_matrix
-from extender.topology import Gpu, GpuTopology, Link, PcieLevel
+from extender.model.machines import bundled_machines
+from extender.model.smi_topo import parse_topo_matrix
+from extender.model.topology import Gpu, GpuTopology, Link, PcieLevel
+from extender.placement.core import Policy, best_placement, clear_caches, forget_answers
 
 
 def nvswitch(n: int, links: int) -> GpuTopology:

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from extender.app import create_app
-from extender.routes import Advisor
-from extender.scoring import ScoringPolicy
-from extender.snapshot import simulated_cluster
+from extender.http.advisor import Advisor
+from extender.scoring.core import ScoringPolicy
+from extender.sources.snapshot import simulated_cluster
+from gpu_advisor.app import create_app
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"

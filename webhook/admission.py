@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from extender.pods import PodSpecError, pod_request, pod_template
+from extender.model.pods import PodSpecError, pod_request, pod_template
 from webhook.rules import ClusterView, Finding, evaluate_rules, workload_from
 
 __all__ = [

@@ -13,7 +13,8 @@ import time
 from fastapi import APIRouter, Request, Response
 from prometheus_client import Counter, Histogram
 
-from extender.routes import Advisor, BadRequest, read_json
+from extender.http.advisor import Advisor
+from extender.http.requests import BadRequest, read_json
 from webhook.admission import AdmissionSettings, BadReview, Mode, parse_review, review_response
 from webhook.rules import ClusterView
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from extender.wire import ExtenderFilterResult, HostPriority
+from extender.http.wire import ExtenderFilterResult, HostPriority
 
 SIMULATED = ["dgx1-v100-a", "dgx1-v100-b", "hgx-h100-a", "l40s-a", "a100-mig-a", "t4-ts-a"]
 
@@ -122,8 +122,8 @@ def test_health_readiness_and_metrics(api: TestClient) -> None:
 
 
 def test_not_ready_until_the_cluster_model_has_synced(advisor) -> None:  # type: ignore[no-untyped-def]
-    from extender.app import create_app
-    from extender.cluster import ClusterState
+    from extender.cluster.state import ClusterState
+    from gpu_advisor.app import create_app
 
     advisor.state = ClusterState("kube")
     with TestClient(create_app(advisor)) as client:
@@ -132,8 +132,8 @@ def test_not_ready_until_the_cluster_model_has_synced(advisor) -> None:  # type:
 
 
 def test_a_node_that_changes_is_judged_again(api: TestClient, advisor) -> None:  # type: ignore[no-untyped-def]
-    from extender.cluster import node_state
-    from extender.snapshot import parse_snapshot
+    from extender.cluster.state import node_state
+    from extender.sources.snapshot import parse_snapshot
 
     body = args({"nvidia.com/gpu": "4"}, names=["dgx1-v100-a"])
     assert api.post("/scheduler/filter", json=body).json()["NodeNames"] == ["dgx1-v100-a"]

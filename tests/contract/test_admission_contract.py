@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from extender.app import create_app
-from extender.routes import Advisor
+from extender.http.advisor import Advisor
+from gpu_advisor.app import create_app
 from tests.conftest import fixture_files
 from tests.contract.test_extender_contract import check_golden
 from webhook.admission import AdmissionSettings

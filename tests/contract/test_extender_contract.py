@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from extender.wire import ExtenderArgs, ExtenderFilterResult, HostPriority
+from extender.http.wire import ExtenderArgs, ExtenderFilterResult, HostPriority
 from tests.conftest import fixture_files
 
 GOLDEN = Path(__file__).parents[1] / "golden"

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from extender.cli import main
-from extender.diagnose import sm_pattern
-from extender.snapshot import load_snapshot
+from extender.advice.diagnose import sm_pattern
+from extender.sources.snapshot import load_snapshot
+from gpu_advisor.cli import main
 from tests.fake_apiserver import FakeApiServer, node, pod
 from tests.kube.test_kube_source import kubeconfig
 
@@ -206,9 +206,9 @@ def test_explain_bad_manifests_exit_2_with_one_line(
 def test_snapshot_exports_the_live_cluster_for_offline_what_ifs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from extender.cluster import ANNOTATION_TOPOLOGY
-    from extender.examples import bundled_machines
-    from extender.smi_topo import parse_topo_matrix
+    from extender.cluster.state import ANNOTATION_TOPOLOGY
+    from extender.model.machines import bundled_machines
+    from extender.model.smi_topo import parse_topo_matrix
 
     topo = parse_topo_matrix(bundled_machines()["dgx1-v100"]).to_json()
     with FakeApiServer() as fake:

@@ -14,11 +14,11 @@ import grpc
 import pytest
 from kubernetes import client
 
-from extender.agent import Agent, PodResourcesClient
-from extender.cluster import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, FreeReport
-from extender.nvml import NvmlUnavailable, discover_topology
-from extender.podresources import api_pb2, api_pb2_grpc
-from extender.topology import GpuTopology
+from extender.agent.loop import Agent, PodResourcesClient
+from extender.agent.podresources import api_pb2, api_pb2_grpc
+from extender.cluster.state import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, FreeReport
+from extender.model.topology import GpuTopology
+from extender.sources.nvml import NvmlUnavailable, discover_topology
 from tests import machines
 from tests.fake_apiserver import FakeApiServer, node
 from tests.fake_nvml import fake_pynvml
@@ -218,7 +218,7 @@ def test_metrics_serve_dcgm_named_samples_with_the_holding_pod(kubelet, apiserve
 
 
 def test_the_extender_reads_what_the_agent_writes(kubelet, apiserver, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from extender.cluster import node_state
+    from extender.cluster.state import node_state
 
     servicer, socket = kubelet
     servicer.pods[("ml", "train")] = UUIDS[0:2]
@@ -229,10 +229,11 @@ def test_the_extender_reads_what_the_agent_writes(kubelet, apiserver, tmp_path) 
 
 
 def test_the_extender_can_scrape_agents_directly(kubelet, apiserver, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from extender.cluster import node_state
-    from extender.pods import PodRequest
-    from extender.scoring import ScoringPolicy, evaluate
-    from extender.telemetry import AgentScrapeTelemetry, TelemetryBoard
+    from extender.cluster.state import node_state
+    from extender.model.pods import PodRequest
+    from extender.model.readings import TelemetryBoard
+    from extender.scoring.core import ScoringPolicy, evaluate
+    from extender.sources.agent_scrape import AgentScrapeTelemetry
 
     servicer, socket = kubelet
     servicer.pods[("ml", "train")] = UUIDS[0:2]
@@ -255,7 +256,7 @@ def test_the_extender_can_scrape_agents_directly(kubelet, apiserver, tmp_path) -
 
 
 def test_agents_are_found_by_their_pod_label(apiserver: FakeApiServer) -> None:
-    from extender.kube_source import agent_targets
+    from extender.sources.kube import agent_targets
 
     apiserver.documents["/api/v1/namespaces/gpu-advisor/pods"] = {
         "kind": "PodList",

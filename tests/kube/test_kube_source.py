@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from extender.cli import main
-from extender.cluster import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, ClusterState, FreeReport
-from extender.examples import bundled_machines
-from extender.kube_source import KubeSource
-from extender.smi_topo import parse_topo_matrix
-from extender.topology import GpuTopology
+from extender.cluster.state import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, ClusterState, FreeReport
+from extender.model.machines import bundled_machines
+from extender.model.smi_topo import parse_topo_matrix
+from extender.model.topology import GpuTopology
+from extender.sources.kube import KubeSource
+from gpu_advisor.cli import main
 from tests.fake_apiserver import FakeApiServer, node, pod
 
 DGX1 = parse_topo_matrix(bundled_machines()["dgx1-v100"])

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from extender import nvml
-from extender.smi_topo import parse_topo_matrix
-from extender.topology import GpuTopology, PcieLevel
+from extender.model.smi_topo import parse_topo_matrix
+from extender.model.topology import GpuTopology, PcieLevel
+from extender.sources import nvml
 from tests import machines
 from tests.fake_nvml import fake_pynvml
 

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extender.cli import main
-from extender.examples import bundled_machines
-from extender.placement import PlacementImpossible, best_placement, leaves_behind, pair_score, set_score
-from extender.smi_topo import parse_topo_matrix
-from extender.topology import Gpu, GpuTopology, Link, PcieLevel
+from extender.model.machines import bundled_machines
+from extender.model.smi_topo import parse_topo_matrix
+from extender.model.topology import Gpu, GpuTopology, Link, PcieLevel
+from extender.placement.core import PlacementImpossible, best_placement, leaves_behind, pair_score, set_score
+from gpu_advisor.cli import main
 
 MACHINES = bundled_machines()
 DGX1 = parse_topo_matrix(MACHINES["dgx1-v100"])

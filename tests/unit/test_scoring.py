@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from extender.cluster import format_time
-from extender.pods import PodRequest
-from extender.scoring import PolicyError, ScoringPolicy, Verdict, evaluate
-from extender.snapshot import parse_snapshot
+from extender.cluster.state import format_time
+from extender.model.pods import PodRequest
+from extender.scoring.core import PolicyError, ScoringPolicy, Verdict, evaluate
+from extender.sources.policy_file import load_policy
+from extender.sources.snapshot import parse_snapshot
 
 POLICY = ScoringPolicy()
 NOW = 1_796_000_000.0
@@ -215,7 +216,7 @@ def test_a_bad_policy_file_lists_every_bad_field(tmp_path: Path) -> None:
     path = tmp_path / "policy.yaml"
     path.write_text("mode: pack-tight\nweights: {set: -1, colour: 2}\ntelemetry_max_age_s: 0\n")
     with pytest.raises(PolicyError) as caught:
-        ScoringPolicy.from_file(path)
+        load_policy(path)
     message = str(caught.value)
     for field in ("mode", "weights.set", "weights.colour", "telemetry_max_age_s"):
         assert field in message
@@ -224,12 +225,12 @@ def test_a_bad_policy_file_lists_every_bad_field(tmp_path: Path) -> None:
 def test_a_good_policy_file_is_read(tmp_path: Path) -> None:
     path = tmp_path / "policy.yaml"
     path.write_text("mode: spread\nplacement: ideal\nweights: {set: 1, fragmentation: 0}\n")
-    policy = ScoringPolicy.from_file(path)
+    policy = load_policy(path)
     assert policy.mode == "spread" and policy.placement == "ideal" and policy.weights.set == 1
 
 
 def test_the_simulated_cluster_answers_in_under_a_second_from_a_cold_start() -> None:
-    from extender.snapshot import simulated_cluster
+    from extender.sources.snapshot import simulated_cluster
 
     start = time.perf_counter()
     state = simulated_cluster().cluster("sim")

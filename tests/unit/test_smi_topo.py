@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from extender.cli import main
-from extender.smi_topo import parse_topo_matrix
-from extender.topology import PcieLevel, TopologyError
+from extender.model.smi_topo import parse_topo_matrix
+from extender.model.topology import PcieLevel, TopologyError
+from gpu_advisor.cli import main
 from tests.conftest import fixture_files
 
 TOPO_FILES = fixture_files("topo")

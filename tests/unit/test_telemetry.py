@@ -5,8 +5,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from extender.telemetry import PrometheusTelemetry, TelemetryBoard
-from extender.topology import Gpu
+from extender.model.readings import TelemetryBoard
+from extender.model.topology import Gpu
+from extender.sources.prometheus import PrometheusTelemetry
 from tests.fake_prometheus import FakePrometheus, parse_exposition
 
 DATA = Path(__file__).parents[1] / "data" / "telemetry"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from extender.topology import Gpu, GpuTopology, Link, MigInstance, PcieLevel, TopologyError
+from extender.model.topology import Gpu, GpuTopology, Link, MigInstance, PcieLevel, TopologyError
 
 LEVELS = st.one_of(st.none(), st.sampled_from(list(PcieLevel)))
 TEXT = st.one_of(st.none(), st.text(min_size=1, max_size=12))

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from extender.app import create_app
-from extender.routes import Advisor
+from extender.http.advisor import Advisor
+from gpu_advisor.app import create_app
 from webhook.admission import AdmissionSettings
 
 KUBE = Path(__file__).parents[1] / "data" / "kube"

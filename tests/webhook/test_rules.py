@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from extender.pods import pod_request
-from extender.snapshot import parse_snapshot, simulated_cluster
+from extender.model.pods import pod_request
+from extender.sources.snapshot import parse_snapshot, simulated_cluster
 from webhook.model_size import guess_model
 from webhook.rules import ClusterView, Finding, evaluate_rules, workload_from
 

@@ -1,0 +1,237 @@
+"""Why is my GPU pod pending (or slow)? Four steps, in the order that avoids buying GPUs that fix nothing:
+
+1. allocation  — does any node have enough free ``nvidia.com/gpu`` (or MIG slices) at all?
+2. memory      — the GPUs it would get: is their memory already taken (a leftover process, a tenant
+                 that holds VRAM while its SM sits idle)? "5 % SM" can still mean a full device.
+3. placement   — nodes that could host it, excluded by its nodeSelector, affinity, taints, or by
+                 gpu-advisor's own filter (e.g. an NVLink requirement): each named, with the reason.
+4. application — it runs (or could): is the GPU starved? SM cycling 0 ↔ high is CPU-bound (input
+                 pipeline), flat low is I/O-bound or waiting.
+
+The first step that explains it is the answer; the steps before it say what was ruled out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any, Literal
+
+from extender.cluster.selectors import node_admits
+from extender.cluster.state import NodeState
+from extender.model.pods import PodRequest, pod_request
+from extender.model.readings import GpuReading, TelemetryBoard
+from extender.scoring.core import ScoringPolicy, judge_all
+
+__all__ = ["Diagnosis", "Step", "diagnose", "sm_pattern"]
+
+StepName = Literal["allocation", "memory", "placement", "application"]
+FULL_MEMORY = 0.9  # VRAM share above which a GPU counts as full
+IDLE_SM = 10.0  # percent
+
+
+@dataclass(frozen=True)
+class Step:
+    name: StepName
+    explains: bool
+    finding: str
+    evidence: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    pod: str
+    request: str
+    phase: str
+    steps: tuple[Step, ...] = field(default_factory=tuple)
+
+    @property
+    def answer(self) -> Step | None:
+        return next((s for s in self.steps if s.explains), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        answer = self.answer
+        return {
+            "pod": self.pod,
+            "request": self.request,
+            "phase": self.phase,
+            "explained_by": answer.name if answer else None,
+            "steps": [
+                {"step": s.name, "explains": s.explains, "finding": s.finding, "evidence": list(s.evidence)}
+                for s in self.steps
+            ],
+        }
+
+
+def sm_pattern(history: tuple[float, ...]) -> str | None:
+    """'cycling', 'flat-low', 'busy' or None (too few samples)."""
+    if len(history) < 4:
+        return None
+    high, low = max(history), min(history)
+    swings = sum(1 for a, b in pairwise(history) if abs(a - b) >= 40)
+    if high >= 60 and low <= IDLE_SM and swings >= 2:
+        return "cycling"
+    if high < 20:
+        return "flat-low"
+    return "busy"
+
+
+def _memory_share(reading: GpuReading, fallback_total_mib: int | None) -> float | None:
+    total = reading.memory_total_mib or fallback_total_mib
+    if reading.memory_used_mib is None or not total:
+        return None
+    return reading.memory_used_mib / total
+
+
+def _has_room(node: NodeState, request: PodRequest) -> bool:
+    if request.mig:
+        return all(node.mig_free(p) >= n for p, n in request.mig)
+    return node.free_now >= request.gpus and node.gpu_total >= request.gpus
+
+
+def _free_text(node: NodeState, request: PodRequest) -> str:
+    if request.mig:
+        return ", ".join(f"{node.mig_free(p)}/{node.mig_total(p)} MIG {p}" for p, _ in request.mig)
+    return f"{node.free_now}/{node.gpu_total}"
+
+
+def diagnose(
+    pod: Mapping[str, Any],
+    nodes: Mapping[str, NodeState],
+    telemetry: TelemetryBoard | None,
+    policy: ScoringPolicy,
+    now: float,
+) -> Diagnosis:
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    key = f"{meta.get('namespace', 'default')}/{meta.get('name', '')}"
+    request = pod_request(pod)
+    phase = str((pod.get("status") or {}).get("phase") or ("Running" if spec.get("nodeName") else "Pending"))
+    steps: list[Step] = []
+    if not request.wants_gpu:
+        return Diagnosis(key, "no GPU", phase, (Step("allocation", True, "the pod asks for no GPU"),))
+
+    running_on = spec.get("nodeName")
+    if running_on:
+        names: tuple[StepName, ...] = ("allocation", "memory", "placement")
+        for name in names:
+            steps.append(Step(name, False, f"placed: the pod is bound to {running_on}"))
+        steps.append(_application(key, telemetry, running_on))
+        return Diagnosis(key, request.describe(), phase, tuple(steps))
+
+    gpu_nodes = [n for n in nodes.values() if n.gpu_total or n.mig_profiles()]
+    free_list = tuple(f"{n.name}: {_free_text(n, request)} free" for n in sorted(gpu_nodes, key=lambda n: n.name))
+    roomy = [n for n in gpu_nodes if _has_room(n, request)]
+    if not roomy:
+        idle = _idle_allocated(gpu_nodes, telemetry)
+        note = f"; {len(idle)} allocated GPUs sit idle (SM ≤ 10%), see evidence" if idle else ""
+        steps.append(
+            Step(
+                "allocation",
+                True,
+                f"no node has {request.describe()} free: all allocated{note}",
+                free_list + tuple(idle),
+            )
+        )
+        return Diagnosis(key, request.describe(), phase, tuple(steps))
+    steps.append(Step("allocation", False, f"{len(roomy)} node(s) have {request.describe()} free", free_list))
+
+    # What each roomy node would hand out, and whether that memory is really free.
+    verdicts = {v.node: v for v in judge_all(request, [n.name for n in roomy], nodes, telemetry, policy, now)}
+    memory_ok: list[NodeState] = []
+    taken: list[str] = []
+    for node in roomy:
+        verdict = verdicts[node.name]
+        gpus = verdict.gpus if verdict.gpus is not None else (node.free_gpus or ())
+        full = []
+        for g in gpus:
+            reading = telemetry.reading(node.name, node.topology.gpu(g)) if telemetry and node.topology else None
+            if reading is None:
+                continue
+            share = _memory_share(reading, node.gpu_memory_mib)
+            if share is not None and share >= FULL_MEMORY:
+                full.append(
+                    f"{node.name} GPU {g}: free by allocation yet {share:.0%} of its memory is in use "
+                    f"(SM {reading.sm_util or 0:.0f}%)"
+                )
+        if full:
+            taken.extend(full)
+        else:
+            memory_ok.append(node)
+    if not memory_ok:
+        steps.append(Step("memory", True, "the free GPUs' memory is already taken (leftover processes?)", tuple(taken)))
+        return Diagnosis(key, request.describe(), phase, tuple(steps))
+    steps.append(Step("memory", False, f"{len(memory_ok)} node(s) have free GPUs with free memory", tuple(taken)))
+
+    excluded: list[str] = []
+    fitting: list[str] = []
+    for node in sorted(memory_ok, key=lambda n: n.name):
+        why = node_admits(node, spec)
+        if why is None and not verdicts[node.name].fits:
+            why = f"gpu-advisor: {verdicts[node.name].reason}"
+        if why is None:
+            fitting.append(node.name)
+        else:
+            excluded.append(f"{node.name}: {why}")
+    if not fitting:
+        steps.append(Step("placement", True, f"every node with room is excluded ({len(excluded)})", tuple(excluded)))
+        return Diagnosis(key, request.describe(), phase, tuple(steps))
+    steps.append(Step("placement", False, f"it fits on {', '.join(fitting)}", tuple(excluded)))
+    steps.append(
+        Step(
+            "application",
+            True,
+            "nothing GPU-related keeps it pending: read kube-scheduler's events "
+            "(CPU, memory, quota, other constraints) with kubectl describe pod",
+        )
+    )
+    return Diagnosis(key, request.describe(), phase, tuple(steps))
+
+
+def _idle_allocated(nodes: list[NodeState], telemetry: TelemetryBoard | None) -> list[str]:
+    if telemetry is None:
+        return []
+    idle = []
+    for node in nodes:
+        if node.topology is None:
+            continue
+        free = set(node.free_gpus or ())
+        for gpu in node.topology.gpus:
+            reading = telemetry.reading(node.name, gpu)
+            if gpu.index in free or reading is None or reading.sm_util is None:
+                continue
+            if reading.sm_util <= IDLE_SM:
+                share = _memory_share(reading, node.gpu_memory_mib)
+                held = f", {share:.0%} memory held" if share is not None else ""
+                idle.append(f"{node.name} GPU {gpu.index}: allocated, SM {reading.sm_util:.0f}%{held}")
+    return idle
+
+
+def _application(key: str, telemetry: TelemetryBoard | None, node: str) -> Step:
+    readings = telemetry.of_pod(key) if telemetry is not None else []
+    if not readings:
+        return Step("application", False, f"running on {node}; no GPU telemetry attributed to the pod to judge it")
+    evidence = []
+    patterns = []
+    for where, reading in readings:
+        pattern = sm_pattern(reading.sm_history)
+        patterns.append(pattern)
+        history = ", ".join(f"{x:.0f}" for x in reading.sm_history[-8:])
+        evidence.append(f"{where}: SM {pattern or 'unknown'} [{history}]")
+    if "cycling" in patterns:
+        return Step(
+            "application",
+            True,
+            "SM cycles between idle and busy: the job is CPU-bound (input pipeline, "
+            "data loading); add loader workers or CPU, prefetch to the GPU",
+            tuple(evidence),
+        )
+    if patterns and all(p == "flat-low" for p in patterns):
+        return Step(
+            "application",
+            True,
+            "SM stays low: the job is I/O-bound or waiting (storage, network, a lock); profile its input path",
+            tuple(evidence),
+        )
+    return Step("application", False, "the GPUs are busy: the application uses them", tuple(evidence))

@@ -1,0 +1,145 @@
+"""Where would this pod go, and why — or why not? The same code paths as the live extender.
+
+First the eligibility kube-scheduler itself applies (nodeSelector, required node affinity, taints and
+tolerations, cordons), then the extender's own filter and score (``scoring.judge_all``) on the nodes
+left: the ranking here is exactly what ``/scheduler/filter`` + ``/scheduler/prioritize`` answer for the
+same pod and state. Admission findings come from a function passed in (the webhook's rules), so this
+module does not depend on the webhook package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from extender.cluster.selectors import node_admits
+from extender.cluster.state import NodeState
+from extender.model.pods import PodRequest, PodSpecError, pod_request, pod_template
+from extender.model.readings import TelemetryBoard
+from extender.scoring.core import ScoringPolicy, VerdictMemo, judge_all
+
+__all__ = ["Advise", "DryRunAnswer", "DryRunError", "dry_run"]
+
+# (kind, name, namespace, pod template, request, nodes) → findings as dicts {code, severity, message, advice}
+Advise = Callable[[str, str, str, Mapping[str, Any], PodRequest, Iterable[NodeState]], list[dict[str, str]]]
+
+
+class DryRunError(ValueError):
+    """The manifest cannot be judged; the message says why."""
+
+
+class RankedNode(BaseModel):
+    node: str
+    score: int = Field(ge=0, le=10, description="0–10, as /scheduler/prioritize answers")
+    gpus: list[int] | None = Field(description="the GPU set the node would hand the pod (None: not known)")
+    reason: str
+    breakdown: dict[str, float]
+
+
+class FilteredNode(BaseModel):
+    node: str
+    stage: Literal["eligibility", "gpu"] = Field(
+        description="eligibility: kube-scheduler's own selectors and taints; gpu: gpu-advisor's filter"
+    )
+    reason: str
+    unresolvable: bool = False
+
+
+class FindingOut(BaseModel):
+    code: str
+    severity: str
+    message: str
+    advice: str
+
+
+class DryRunAnswer(BaseModel):
+    pod: str = Field(description="kind/namespace/name of what was judged")
+    request: str = Field(description="what its pods ask of GPUs")
+    schedulable: bool
+    verdict: str = Field(description="one line: where it would go, or why it cannot")
+    ranked: list[RankedNode]
+    filtered: list[FilteredNode]
+    findings: list[FindingOut]
+
+
+def _best_label(reason: str) -> str:
+    head = reason.split(";", 1)[0]
+    return head.split(" (", 1)[0]
+
+
+def dry_run(
+    manifest: Mapping[str, Any],
+    nodes: Mapping[str, NodeState],
+    telemetry: TelemetryBoard | None,
+    policy: ScoringPolicy,
+    now: float,
+    memo: VerdictMemo | None = None,
+    advise: Advise | None = None,
+) -> DryRunAnswer:
+    if not isinstance(manifest, Mapping) or not manifest.get("kind"):
+        raise DryRunError(
+            "the manifest needs a 'kind' (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob)"
+        )
+    template = pod_template(manifest)
+    if template is None:
+        raise DryRunError(f"kind {manifest.get('kind')!r} has no pod template to judge")
+    meta = manifest.get("metadata") or {}
+    kind, name, namespace = str(manifest["kind"]), str(meta.get("name", "")), str(meta.get("namespace", "default"))
+    try:
+        request = pod_request(template)
+    except PodSpecError as exc:
+        raise DryRunError(str(exc)) from None
+    label = f"{kind}/{namespace}/{name}"
+    advice = advise(kind, name, namespace, template, request, nodes.values()) if advise else []
+    findings = [FindingOut(**f) for f in advice]
+    if not request.wants_gpu:
+        verdict = "asks for no GPU: gpu-advisor has no say in where it goes"
+        return DryRunAnswer(
+            pod=label,
+            request=request.describe(),
+            schedulable=True,
+            verdict=verdict,
+            ranked=[],
+            filtered=[],
+            findings=findings,
+        )
+
+    spec = template.get("spec") or {}
+    filtered: list[FilteredNode] = []
+    eligible: list[str] = []
+    for node_name in sorted(nodes):
+        why = node_admits(nodes[node_name], spec)
+        if why is None:
+            eligible.append(node_name)
+        else:
+            filtered.append(FilteredNode(node=node_name, stage="eligibility", reason=why, unresolvable=True))
+    ranked: list[RankedNode] = []
+    for v in judge_all(request, eligible, nodes, telemetry, policy, now, memo):
+        if v.fits:
+            gpus = list(v.gpus) if v.gpus is not None else None
+            ranked.append(RankedNode(node=v.node, score=v.score, gpus=gpus, reason=v.reason, breakdown=v.breakdown))
+        else:
+            filtered.append(FilteredNode(node=v.node, stage="gpu", reason=v.reason, unresolvable=v.unresolvable))
+    ranked.sort(key=lambda r: (-r.score, r.node))
+    if ranked:
+        best = ranked[0]
+        verdict = (
+            f"schedulable on {len(ranked)} node{'s' if len(ranked) != 1 else ''}; best: {best.node} with "
+            + _best_label(best.reason)
+        )
+    else:
+        reasons = sorted({f.reason for f in filtered if f.stage == "gpu"} or {f.reason for f in filtered})
+        verdict = (
+            "unschedulable: " + ("; ".join(reasons[:3]) if reasons else "no nodes") + (" …" if len(reasons) > 3 else "")
+        )
+    return DryRunAnswer(
+        pod=label,
+        request=request.describe(),
+        schedulable=bool(ranked),
+        verdict=verdict,
+        ranked=ranked,
+        filtered=filtered,
+        findings=findings,
+    )

@@ -1,0 +1,105 @@
+"""The served advisor: the cluster model, live telemetry, the scoring policy, a clock and metrics —
+what every HTTP edge (extender, dry-run API, webhooks) reads."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from extender.advice.dryrun import Advise
+from extender.cluster.state import ClusterState, NodeState, node_state
+from extender.model.pods import PodRequest
+from extender.model.readings import TelemetryBoard
+from extender.scoring.core import ScoringPolicy, Verdict, VerdictMemo, judge_all
+
+__all__ = ["MAX_BODY_BYTES", "MAX_CANDIDATES", "Advisor", "Metrics"]
+
+MAX_BODY_BYTES = 64 * 1024 * 1024  # a nocache NodeList of 5,000 nodes with managedFields fits
+MAX_CANDIDATES = 20_000  # four times Kubernetes' largest supported cluster
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.requests = Counter(
+            "gpu_advisor_extender_requests",
+            "Extender calls by verb and outcome",
+            ["verb", "outcome"],
+            registry=registry,
+        )
+        self.seconds = Histogram(
+            "gpu_advisor_extender_seconds",
+            "Server time per extender call",
+            ["verb"],
+            registry=registry,
+            buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0),
+        )
+        self.verdicts = Counter(
+            "gpu_advisor_filter_verdicts", "Filter verdicts per node", ["verdict"], registry=registry
+        )
+        self.nodes = Gauge("gpu_advisor_nodes", "Nodes in the advisor's cluster model", registry=registry)
+        self.ready = Gauge("gpu_advisor_ready", "1 once the cluster model has synced", registry=registry)
+
+
+@dataclass
+class Advisor:
+    """What the HTTP edges need: the cluster model, live telemetry, the policy, a clock, metrics."""
+
+    state: ClusterState
+    telemetry: TelemetryBoard | None
+    policy: ScoringPolicy
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+    clock: Callable[[], float] = time.time
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_candidates: int = MAX_CANDIDATES
+    metrics: Metrics = field(init=False)
+    _sent_nodes: dict[tuple[str, str], NodeState] = field(default_factory=dict, init=False)
+
+    # Admission findings for the dry-run; wired in by the app (the webhook's rules).
+    advise: Advise | None = None
+
+    def __post_init__(self) -> None:
+        self.metrics = Metrics(self.registry)
+        self._memo_for: ClusterState | None = None
+        self._memo = VerdictMemo()
+
+    def _verdict_memo(self) -> VerdictMemo:
+        """The memo that follows this advisor's current ClusterState (renewed if the state is swapped)."""
+        if self._memo_for is not self.state:
+            self._memo = VerdictMemo()
+            self.state.subscribe(self._memo.forget)
+            self._memo_for = self.state
+        return self._memo
+
+    def node_for(self, name: str, sent: dict[str, Any] | None) -> NodeState | None:
+        """Our model of a node; for a node we have not synced, what its sent object says (nocache)."""
+        known = self.state.node(name)
+        if known is not None or sent is None:
+            return known
+        key = (name, str((sent.get("metadata") or {}).get("resourceVersion", "")))
+        cached = self._sent_nodes.get(key)
+        if cached is None:
+            if len(self._sent_nodes) > 50_000:
+                self._sent_nodes.clear()
+            cached = self._sent_nodes[key] = node_state(sent)
+        return cached
+
+    def judge(self, request: PodRequest, names: list[str], sent: dict[str, dict[str, Any]]) -> list[Verdict]:
+        if sent:
+            # nocache: nodes we have not synced are judged from the objects sent; no shared memo, as
+            # those objects are not followed.
+            found = {name: self.node_for(name, item) for name, item in sent.items()}
+            nodes = {name: node for name, node in found.items() if node is not None}
+            return judge_all(request, names, nodes, self.telemetry, self.policy, self.clock())
+        return judge_all(
+            request,
+            names,
+            self.state.nodes_by_name(),
+            self.telemetry,
+            self.policy,
+            self.clock(),
+            memo=self._verdict_memo(),
+        )

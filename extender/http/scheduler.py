@@ -1,0 +1,148 @@
+"""kube-scheduler's extender verbs: parse its body, judge every candidate node, map to the reply.
+
+Bodies are read raw so every malformed request gets a 400/413 with a message (never a 500), and a
+reply is built as plain JSON: at 5,000 candidate nodes the encoder is on the hot path.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from pydantic import ValidationError
+
+from extender.http.advisor import Advisor
+from extender.http.requests import BadRequest, json_reply, problem, read_json
+from extender.http.wire import ExtenderArgs
+from extender.model.pods import PodRequest, PodSpecError, pod_request
+
+__all__ = ["build_router"]
+
+log = logging.getLogger(__name__)
+
+
+async def _extender_args(
+    request: Request, advisor: Advisor
+) -> tuple[ExtenderArgs, list[str], dict[str, dict[str, Any]]]:
+    doc = await read_json(request, advisor.max_body_bytes)
+    if not isinstance(doc, dict):
+        raise BadRequest(400, "body must be a JSON object with Pod and NodeNames or Nodes")
+    names_raw = doc.get("NodeNames", doc.get("nodeNames", doc.get("nodenames")))
+    if isinstance(names_raw, list) and len(names_raw) > advisor.max_candidates:
+        raise BadRequest(413, f"{len(names_raw)} node names is over the limit of {advisor.max_candidates}")
+    try:
+        args = ExtenderArgs.model_validate(doc)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()[:5])
+        raise BadRequest(400, f"not an ExtenderArgs body: {problems}") from None
+    if args.node_names is None and args.nodes is None:
+        raise BadRequest(400, "not an ExtenderArgs body: neither NodeNames nor Nodes is set")
+    names = args.candidate_names()
+    if len(names) > advisor.max_candidates:
+        raise BadRequest(413, f"{len(names)} nodes is over the limit of {advisor.max_candidates}")
+    sent = (
+        {}
+        if args.node_names is not None or args.nodes is None
+        else {str((item.get("metadata") or {}).get("name", "")): item for item in args.nodes.items}
+    )
+    return args, names, sent
+
+
+def _request_of(args: ExtenderArgs) -> PodRequest:
+    try:
+        return pod_request(args.pod)
+    except PodSpecError as exc:
+        meta = args.pod.get("metadata") or {}
+        # The API server already admitted this pod: a bad gpu-advisor knob must not strand it.
+        log.warning(
+            "pod %s/%s: %s; judging its GPU count only (fail open)", meta.get("namespace"), meta.get("name"), exc
+        )
+        try:
+            spec_only = {"spec": args.pod.get("spec") or {}}
+            return pod_request(spec_only)
+        except PodSpecError:
+            return PodRequest()
+
+
+def build_router(advisor: Advisor) -> APIRouter:
+    router = APIRouter()
+    metrics = advisor.metrics
+
+    @router.post("/scheduler/filter", tags=["scheduler extender"])
+    async def scheduler_filter(request: Request) -> Response:
+        started = time.perf_counter()
+        try:
+            args, names, sent = await _extender_args(request, advisor)
+        except BadRequest as exc:
+            metrics.requests.labels("filter", "bad-request").inc()
+            return problem(exc.status, exc.message)
+        try:
+            verdicts = advisor.judge(_request_of(args), names, sent)
+        except Exception as exc:  # the extender itself failed: say so in Error, as the protocol asks
+            log.exception("filter failed")
+            metrics.requests.labels("filter", "error").inc()
+            return json_reply(
+                {
+                    "Nodes": None,
+                    "NodeNames": None,
+                    "FailedNodes": {},
+                    "FailedAndUnresolvableNodes": {},
+                    "Error": f"gpu-advisor failed: {exc}",
+                }
+            )
+        passed: list[str] = []
+        failed: list[str] = []
+        unresolvable: list[str] = []
+        for v in verdicts:
+            if v.fits:
+                passed.append(v.node_json)
+            else:
+                (unresolvable if v.unresolvable else failed).append(f"{v.node_json}:{v.reason_json}")
+        metrics.verdicts.labels("pass").inc(len(passed))
+        metrics.verdicts.labels("fail").inc(len(failed))
+        metrics.verdicts.labels("unresolvable").inc(len(unresolvable))
+        # Joined from each verdict's pre-quoted JSON: at 5,000 nodes encoding is otherwise the hot spot.
+        if args.node_names is not None:
+            head = '{"Nodes":null,"NodeNames":[' + ",".join(passed) + "]"
+        else:
+            # nodeCacheCapable: false reads only Nodes: names alone would silently filter every node.
+            keep = {v.node for v in verdicts if v.fits}
+            items = [
+                item
+                for item in (args.nodes.items if args.nodes else [])
+                if str((item.get("metadata") or {}).get("name", "")) in keep
+            ]
+            nodes_json = json.dumps({"metadata": {}, "items": items}, separators=(",", ":"))
+            head = '{"Nodes":' + nodes_json + ',"NodeNames":null'
+        text = (
+            f'{head},"FailedNodes":{{{",".join(failed)}}},'
+            f'"FailedAndUnresolvableNodes":{{{",".join(unresolvable)}}},"Error":""}}'
+        )
+        metrics.requests.labels("filter", "ok").inc()
+        metrics.seconds.labels("filter").observe(time.perf_counter() - started)
+        return Response(text, media_type="application/json")
+
+    @router.post("/scheduler/prioritize", tags=["scheduler extender"])
+    async def scheduler_prioritize(request: Request) -> Response:
+        started = time.perf_counter()
+        try:
+            args, names, sent = await _extender_args(request, advisor)
+        except BadRequest as exc:
+            metrics.requests.labels("prioritize", "bad-request").inc()
+            return problem(exc.status, exc.message)
+        try:
+            verdicts = advisor.judge(_request_of(args), names, sent)
+            # Joined from each verdict's pre-made entry: at 5,000 nodes encoding is otherwise the hot spot.
+            text = "[" + ",".join([v.priority_json for v in verdicts]) + "]"
+        except Exception:  # fail open and say so: every node the same, so this extender has no say
+            log.exception("prioritize failed: answering 0 for every node")
+            metrics.requests.labels("prioritize", "error").inc()
+            return json_reply([{"Host": name, "Score": 0} for name in names])
+        metrics.requests.labels("prioritize", "ok").inc()
+        metrics.seconds.labels("prioritize").observe(time.perf_counter() - started)
+        return Response(text, media_type="application/json")
+
+    return router

@@ -1,0 +1,324 @@
+"""How the GPUs of one node are wired: a networkx graph with a GPU per vertex and an edge per pair.
+
+Every unordered GPU pair has exactly one edge carrying ``nvlinks`` (bonded NVLinks, 0 when none) and
+``pcie`` (the PCIe common-ancestor level, ``None`` when unknown). Sources: NVML (``extender.sources.nvml``),
+``nvidia-smi topo -m`` text (``extender.model.smi_topo``) and the versioned JSON document below, which is
+also the Node annotation ``gpu-advisor.io/topology``.
+
+JSON document (version 1)::
+
+    {"version": 1,
+     "gpus":  [{"index": 0, "uuid": "GPU-…", "pci_bus_id": "0000:07:00.0", "product": "NVIDIA H100",
+                "memory_mib": 81559, "numa_node": 0,
+                "mig": null | {"instances": [{"profile": "1g.10gb", "uuid": "MIG-…", "memory_mib": 9856}]}}],
+     "links": [{"a": 0, "b": 1, "nvlinks": 18, "pcie": "NODE"}],
+     "clique": null}
+
+Only ``index`` is required per GPU, and only ``a``/``b`` per link (``nvlinks`` defaults to 0, ``pcie`` to
+null), so a machine can be described by hand; a pair with no link entry is taken as ``nvlinks: 0,
+pcie: null``. ``mig`` is null when MIG is unknown or disabled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from itertools import combinations
+from typing import Any
+
+import networkx as nx
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Gpu",
+    "GpuTopology",
+    "Link",
+    "MigInstance",
+    "PcieLevel",
+    "TopologyError",
+]
+
+SCHEMA_VERSION = 1
+
+
+class TopologyError(ValueError):
+    """A topology source could not be read; the message says what and where."""
+
+
+class PcieLevel(StrEnum):
+    """NVML's ``nvmlDeviceGetTopologyCommonAncestor`` levels, nearest first."""
+
+    INTERNAL = "INTERNAL"
+    PIX = "PIX"
+    PXB = "PXB"
+    PHB = "PHB"
+    NODE = "NODE"
+    SYS = "SYS"
+
+
+@dataclass(frozen=True)
+class MigInstance:
+    profile: str
+    uuid: str | None = None
+    memory_mib: int | None = None
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    uuid: str | None = None
+    pci_bus_id: str | None = None
+    product: str | None = None
+    memory_mib: int | None = None
+    numa_node: int | None = None
+    # None: MIG unknown or disabled; a tuple (possibly empty): MIG enabled with these instances.
+    mig: tuple[MigInstance, ...] | None = None
+
+
+@dataclass(frozen=True, order=True)
+class Link:
+    a: int
+    b: int
+    nvlinks: int = 0
+    pcie: PcieLevel | None = None
+
+
+@dataclass(frozen=True)
+class _Wiring:
+    """What placement depends on, kept beside the graph so hot paths avoid networkx lookups."""
+
+    indices: tuple[int, ...]
+    links: tuple[Link, ...]
+    fingerprint: str = field(compare=False)
+
+
+class GpuTopology:
+    """The GPUs of one node and the links between every pair of them."""
+
+    def __init__(self, gpus: Iterable[Gpu], links: Iterable[Link] = (), clique: str | None = None) -> None:
+        gpu_list = sorted(gpus, key=lambda g: g.index)
+        indices = [g.index for g in gpu_list]
+        if not gpu_list:
+            raise TopologyError("a topology needs at least one GPU")
+        if len(set(indices)) != len(indices):
+            raise TopologyError(f"duplicate GPU index in {indices}")
+        if any(i < 0 for i in indices):
+            raise TopologyError(f"GPU indices must be ≥ 0, got {indices}")
+
+        graph: nx.Graph = nx.Graph()
+        for gpu in gpu_list:
+            graph.add_node(gpu.index, gpu=gpu)
+        known = set(indices)
+        for link in links:
+            a, b = sorted((link.a, link.b))
+            if a == b:
+                raise TopologyError(f"link from GPU {a} to itself")
+            if a not in known or b not in known:
+                raise TopologyError(f"link {a}-{b} names a GPU that is not in the topology {indices}")
+            if link.nvlinks < 0:
+                raise TopologyError(f"link {a}-{b} has a negative NVLink count {link.nvlinks}")
+            if graph.has_edge(a, b):
+                raise TopologyError(f"link {a}-{b} is listed twice")
+            graph.add_edge(a, b, link=Link(a, b, link.nvlinks, link.pcie))
+        for a, b in combinations(indices, 2):
+            if not graph.has_edge(a, b):
+                graph.add_edge(a, b, link=Link(a, b))
+
+        self.graph = graph
+        self.clique = clique
+        ordered = tuple(graph.edges[a, b]["link"] for a, b in combinations(indices, 2))
+        self._gpus = tuple(gpu_list)
+        self._wiring = _Wiring(tuple(indices), ordered, _fingerprint(tuple(indices), ordered))
+
+    # -- views -------------------------------------------------------------------------------------
+
+    @property
+    def gpus(self) -> tuple[Gpu, ...]:
+        return self._gpus
+
+    @property
+    def indices(self) -> tuple[int, ...]:
+        return self._wiring.indices
+
+    @property
+    def links(self) -> tuple[Link, ...]:
+        """One link per unordered pair, ordered by (a, b)."""
+        return self._wiring.links
+
+    @property
+    def fingerprint(self) -> str:
+        """Same wiring ⇒ same fingerprint, whatever the UUIDs, bus ids or products."""
+        return self._wiring.fingerprint
+
+    def gpu(self, index: int) -> Gpu:
+        try:
+            gpu: Gpu = self.graph.nodes[index]["gpu"]
+        except KeyError:
+            raise TopologyError(f"no GPU {index} in this topology") from None
+        return gpu
+
+    def link(self, a: int, b: int) -> Link:
+        try:
+            link: Link = self.graph.edges[a, b]["link"]
+        except KeyError:
+            raise TopologyError(f"no link {a}-{b} in this topology") from None
+        return link
+
+    def nvlink_islands(self) -> list[list[int]]:
+        """Connected components over NVLink edges, largest first; a GPU without NVLink is its own island."""
+        nv = nx.Graph()
+        nv.add_nodes_from(self.indices)
+        nv.add_edges_from((lk.a, lk.b) for lk in self.links if lk.nvlinks > 0)
+        islands = [sorted(c) for c in nx.connected_components(nv)]
+        return sorted(islands, key=lambda c: (-len(c), c[0]))
+
+    def numa_groups(self) -> dict[int | None, list[int]]:
+        """GPUs by host NUMA node; key None holds the GPUs whose NUMA node is unknown."""
+        groups: dict[int | None, list[int]] = {}
+        for gpu in self._gpus:
+            groups.setdefault(gpu.numa_node, []).append(gpu.index)
+        return dict(sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)))
+
+    # -- equality and JSON ------------------------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GpuTopology):
+            return NotImplemented
+        return (self._gpus, self._wiring, self.clique) == (other._gpus, other._wiring, other.clique)
+
+    def __hash__(self) -> int:
+        return hash((self._gpus, self._wiring, self.clique))
+
+    def __repr__(self) -> str:
+        return f"GpuTopology({len(self._gpus)} GPUs, fingerprint={self.fingerprint[:12]})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": SCHEMA_VERSION,
+            "gpus": [_gpu_to_dict(g) for g in self._gpus],
+            "links": [
+                {"a": lk.a, "b": lk.b, "nvlinks": lk.nvlinks, "pcie": lk.pcie.value if lk.pcie else None}
+                for lk in self.links
+            ],
+            "clique": self.clique,
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, separators=None if indent else (",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> GpuTopology:
+        try:
+            doc = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise TopologyError(f"topology JSON is not valid JSON: {exc}") from None
+        return cls.from_dict(doc)
+
+    @classmethod
+    def from_dict(cls, doc: Any) -> GpuTopology:
+        if not isinstance(doc, Mapping):
+            raise TopologyError("topology JSON must be an object with 'gpus' and 'links'")
+        version = doc.get("version", SCHEMA_VERSION)
+        if version != SCHEMA_VERSION:
+            raise TopologyError(f"topology JSON version {version!r} is not supported (this reads {SCHEMA_VERSION})")
+        gpus_doc = doc.get("gpus")
+        if not isinstance(gpus_doc, list) or not gpus_doc:
+            raise TopologyError("topology JSON needs a non-empty list 'gpus'")
+        links_doc = doc.get("links", [])
+        if not isinstance(links_doc, list):
+            raise TopologyError("topology JSON 'links' must be a list")
+        clique = doc.get("clique")
+        if clique is not None and not isinstance(clique, str):
+            raise TopologyError("topology JSON 'clique' must be a string or null")
+        gpus = [_gpu_from_dict(g, n) for n, g in enumerate(gpus_doc)]
+        links = [_link_from_dict(lk, n) for n, lk in enumerate(links_doc)]
+        return cls(gpus, links, clique=clique)
+
+
+# -- JSON helpers (module-private) ------------------------------------------------------------------
+
+
+def _gpu_to_dict(gpu: Gpu) -> dict[str, Any]:
+    mig = None
+    if gpu.mig is not None:
+        mig = {"instances": [{"profile": m.profile, "uuid": m.uuid, "memory_mib": m.memory_mib} for m in gpu.mig]}
+    return {
+        "index": gpu.index,
+        "uuid": gpu.uuid,
+        "pci_bus_id": gpu.pci_bus_id,
+        "product": gpu.product,
+        "memory_mib": gpu.memory_mib,
+        "numa_node": gpu.numa_node,
+        "mig": mig,
+    }
+
+
+def _typed(doc: Mapping[str, Any], key: str, kind: type, where: str, required: bool = False) -> Any:
+    value = doc.get(key)
+    if value is None:
+        if required:
+            raise TopologyError(f"{where}: '{key}' is required")
+        return None
+    # bool is an int in Python; a GPU index of `true` is a mistake, not 1.
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise TopologyError(f"{where}: '{key}' must be {kind.__name__}, got {value!r}")
+    return value
+
+
+def _gpu_from_dict(doc: Any, n: int) -> Gpu:
+    where = f"gpus[{n}]"
+    if not isinstance(doc, Mapping):
+        raise TopologyError(f"{where} must be an object")
+    mig_doc = doc.get("mig")
+    mig: tuple[MigInstance, ...] | None = None
+    if mig_doc is not None:
+        if not isinstance(mig_doc, Mapping) or not isinstance(mig_doc.get("instances", []), list):
+            raise TopologyError(f"{where}.mig must be an object with a list 'instances'")
+        mig = tuple(
+            MigInstance(
+                profile=_typed(m, "profile", str, f"{where}.mig.instances[{j}]", required=True),
+                uuid=_typed(m, "uuid", str, f"{where}.mig.instances[{j}]"),
+                memory_mib=_typed(m, "memory_mib", int, f"{where}.mig.instances[{j}]"),
+            )
+            for j, m in enumerate(mig_doc.get("instances", []))
+        )
+    return Gpu(
+        index=_typed(doc, "index", int, where, required=True),
+        uuid=_typed(doc, "uuid", str, where),
+        pci_bus_id=_typed(doc, "pci_bus_id", str, where),
+        product=_typed(doc, "product", str, where),
+        memory_mib=_typed(doc, "memory_mib", int, where),
+        numa_node=_typed(doc, "numa_node", int, where),
+        mig=mig,
+    )
+
+
+def _link_from_dict(doc: Any, n: int) -> Link:
+    where = f"links[{n}]"
+    if not isinstance(doc, Mapping):
+        raise TopologyError(f"{where} must be an object")
+    pcie_raw = _typed(doc, "pcie", str, where)
+    pcie = None
+    if pcie_raw is not None:
+        try:
+            pcie = PcieLevel(pcie_raw.upper())
+        except ValueError:
+            levels = ", ".join(p.value for p in PcieLevel)
+            raise TopologyError(f"{where}: pcie {pcie_raw!r} is not one of {levels} or null") from None
+    return Link(
+        a=_typed(doc, "a", int, where, required=True),
+        b=_typed(doc, "b", int, where, required=True),
+        nvlinks=_typed(doc, "nvlinks", int, where) or 0,
+        pcie=pcie,
+    )
+
+
+def _fingerprint(indices: tuple[int, ...], links: tuple[Link, ...]) -> str:
+    canon = json.dumps(
+        [list(indices), [[lk.a, lk.b, lk.nvlinks, lk.pcie.value if lk.pcie else None] for lk in links]],
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canon.encode()).hexdigest()[:32]

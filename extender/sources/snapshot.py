@@ -1,0 +1,332 @@
+"""Cluster snapshots (a YAML or JSON file) and the built-in simulated cluster.
+
+A snapshot is either a Kubernetes ``List`` of Node and Pod objects (``kubectl get nodes,pods -A -o
+yaml``, or ``gpu-advisor snapshot``) or this shorter form::
+
+    nodes:
+      - name: dgx-a                     # required
+        machine: dgx1-v100              # a bundled machine, or
+        topology: {...} | "GPU0 ..."    # a topology JSON document or nvidia-smi topo -m text
+        labels: {nvidia.com/gpu.product: Tesla-V100-SXM2-16GB}
+        gpus: 8                         # nvidia.com/gpu allocatable (default: GPUs in the topology × replicas)
+        capacity: 8                     # nvidia.com/gpu capacity (default: gpus)
+        mig: {1g.5gb: 7}                # nvidia.com/mig-<profile> allocatable
+        free: [4, 5, 6, 7]              # free GPUs as the node agent last reported them (optional)
+        free_at: "2026-12-02T11:00:00Z" # when (default: the snapshot's time)
+        taints: [{key: dedicated, value: ml, effect: NoSchedule}]
+        telemetry:                      # live readings (optional)
+          - {gpu: 0, sm_util: 3, memory_used_mib: 512, memory_total_mib: 16384,
+             pod: ml/train, sm_history: [0, 95, 2, 97]}   # pod and history: optional
+    pods:
+      - {name: train, namespace: ml, node: dgx-a, gpus: 4, mig: {1g.5gb: 1},
+         gpu_memory: 20Gi, bound_at: "2026-12-02T10:00:00Z"}
+      - {name: waiting, namespace: ml, gpus: 8, node_selector: {nvidia.com/gpu.product: H100}}  # no node: pending
+    time: "2026-12-02T11:00:00Z"        # the snapshot's time (default: now)
+
+Both forms become Node and Pod objects and go through the same code as the live cluster.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from extender.cluster.state import (
+    ANNOTATION_FREE_GPUS,
+    ANNOTATION_TOPOLOGY,
+    BoundPod,
+    ClusterState,
+    FreeReport,
+    bound_pod,
+    format_time,
+    node_state,
+    parse_time,
+)
+from extender.model.machines import bundled_machines
+from extender.model.pods import ANNOTATION_GPU_MEMORY, GPU_RESOURCE, MIG_PREFIX
+from extender.model.readings import GpuReading, TelemetryBoard
+from extender.model.smi_topo import parse_topo_matrix
+from extender.model.topology import Gpu, GpuTopology, Link, PcieLevel, TopologyError
+
+__all__ = ["Snapshot", "SnapshotError", "load_snapshot", "parse_snapshot", "simulated_cluster"]
+
+
+class SnapshotError(ValueError):
+    """A snapshot file could not be used; the message says what and where."""
+
+
+@dataclass
+class Snapshot:
+    nodes: list[dict[str, Any]]  # Node objects
+    pods: list[dict[str, Any]]  # Pod objects
+    readings: dict[tuple[str, str], GpuReading]
+    at: float
+
+    def cluster(self, source: str) -> ClusterState:
+        by_node: dict[str, list[BoundPod]] = {}
+        for pod in self.pods:
+            found = bound_pod(pod)
+            if found:
+                by_node.setdefault(found[0], []).append(found[1])
+        state = ClusterState(source)
+        names = [str((n.get("metadata") or {}).get("name", "")) for n in self.nodes]
+        state.replace_all(node_state(n, by_node.get(name, ())) for n, name in zip(self.nodes, names, strict=True))
+        state.mark_ready(self.at)
+        return state
+
+    def telemetry(self, max_age_s: float) -> TelemetryBoard:
+        board = TelemetryBoard(max_age_s)
+        board.replace(self.readings, self.at)
+        return board
+
+
+def _bundled(name: str) -> GpuTopology:
+    machines = bundled_machines()
+    if name not in machines:
+        raise SnapshotError(f"no bundled machine {name!r}; choose one of {', '.join(machines)}")
+    return parse_topo_matrix(machines[name])
+
+
+def _topology(entry: Mapping[str, Any], where: str) -> GpuTopology | None:
+    try:
+        if "machine" in entry:
+            return _bundled(str(entry["machine"]))
+        raw = entry.get("topology")
+        if raw is None:
+            return None
+        if isinstance(raw, Mapping):
+            return GpuTopology.from_dict(raw)
+        text = str(raw)
+        return GpuTopology.from_json(text) if text.lstrip().startswith("{") else parse_topo_matrix(text)
+    except TopologyError as exc:
+        raise SnapshotError(f"{where}: {exc}") from None
+
+
+def _short_node(entry: Any, n: int, at: float, readings: dict[tuple[str, str], GpuReading]) -> dict[str, Any]:
+    where = f"nodes[{n}]"
+    if not isinstance(entry, Mapping) or not entry.get("name"):
+        raise SnapshotError(f"{where}: a node needs at least a 'name'")
+    name = str(entry["name"])
+    labels = {str(k): str(v) for k, v in (entry.get("labels") or {}).items()}
+    topo = _topology(entry, where)
+    annotations: dict[str, str] = {}
+    if topo is not None:
+        annotations[ANNOTATION_TOPOLOGY] = topo.to_json()
+        labels.setdefault("nvidia.com/gpu.count", str(len(topo.indices)))
+    replicas = int(labels.get("nvidia.com/gpu.replicas", "1") or 1)
+    try:
+        gpus = int(entry.get("gpus", len(topo.indices) * replicas if topo else 0))
+        capacity = int(entry.get("capacity", gpus))
+        mig = {MIG_PREFIX + str(p): int(c) for p, c in (entry.get("mig") or {}).items()}
+    except (TypeError, ValueError) as exc:
+        raise SnapshotError(f"{where}: gpus, capacity and mig counts must be whole numbers ({exc})") from None
+    if "free" in entry:
+        free = entry["free"]
+        if not isinstance(free, list) or not all(isinstance(i, int) for i in free):
+            raise SnapshotError(f"{where}: 'free' must be a list of GPU indices")
+        free_at = parse_time(entry.get("free_at")) or at
+        annotations[ANNOTATION_FREE_GPUS] = FreeReport(tuple(sorted(free)), free_at).to_json()
+    for m, reading in enumerate(entry.get("telemetry") or []):
+        if not isinstance(reading, Mapping) or not isinstance(reading.get("gpu"), int):
+            raise SnapshotError(f"{where}.telemetry[{m}]: each reading needs an integer 'gpu'")
+        total = reading.get("memory_total_mib")
+        used = reading.get("memory_used_mib")
+        readings[(name, f"#{reading['gpu']}")] = GpuReading(
+            sm_util=reading.get("sm_util"),
+            memory_used_mib=used,
+            memory_free_mib=(total - used) if total is not None and used is not None else None,
+            at=parse_time(reading.get("at")),
+            pod=reading.get("pod"),
+            sm_history=tuple(float(x) for x in reading.get("sm_history") or ()),
+        )
+    resources = {GPU_RESOURCE: str(gpus), **{k: str(v) for k, v in mig.items()}}
+    capacities = {**resources, GPU_RESOURCE: str(capacity)}
+    taints = entry.get("taints") or []
+    if not isinstance(taints, list) or not all(isinstance(t, Mapping) and t.get("key") for t in taints):
+        raise SnapshotError(f"{where}: 'taints' must be a list of {{key, value, effect}}")
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels, "annotations": annotations},
+        "spec": {"taints": [dict(t) for t in taints]},
+        "status": {"allocatable": resources, "capacity": capacities},
+    }
+
+
+def _short_pod(entry: Any, n: int, at: float) -> dict[str, Any]:
+    where = f"pods[{n}]"
+    if not isinstance(entry, Mapping) or not entry.get("name"):
+        raise SnapshotError(f"{where}: a pod needs a 'name' (and the 'node' it is bound to, unless pending)")
+    limits: dict[str, str] = {}
+    if entry.get("gpus"):
+        limits[GPU_RESOURCE] = str(entry["gpus"])
+    for profile, count in (entry.get("mig") or {}).items():
+        limits[MIG_PREFIX + str(profile)] = str(count)
+    annotations = {ANNOTATION_GPU_MEMORY: str(entry["gpu_memory"])} if entry.get("gpu_memory") else {}
+    bound_at = entry.get("bound_at") or format_time(at - 60)
+    spec: dict[str, Any] = {"containers": [{"name": "main", "resources": {"limits": limits}}]}
+    if entry.get("node"):
+        spec["nodeName"] = str(entry["node"])
+    if entry.get("node_selector"):
+        spec["nodeSelector"] = dict(entry["node_selector"])
+    if "priority" in entry:
+        spec["priority"] = int(entry["priority"])
+    bound = {
+        "phase": "Running",
+        "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": bound_at}],
+    }
+    pending = {
+        "phase": "Pending",
+        "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}],
+    }
+    meta = {
+        "name": str(entry["name"]),
+        "namespace": str(entry.get("namespace", "default")),
+        "annotations": annotations,
+        "labels": dict(entry.get("labels") or {}),
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": spec,
+        "status": bound if entry.get("node") else pending,
+    }
+
+
+def parse_snapshot(doc: Any, now: float | None = None) -> Snapshot:
+    if not isinstance(doc, Mapping):
+        raise SnapshotError("a snapshot must be a mapping with 'nodes' (and 'pods'), or a Kubernetes List")
+    at = parse_time(doc.get("time")) or (now if now is not None else time.time())
+    readings: dict[tuple[str, str], GpuReading] = {}
+    if "items" in doc:
+        items = doc.get("items") or []
+        if not isinstance(items, list):
+            raise SnapshotError("'items' must be a list of Node and Pod objects")
+        nodes = [dict(i) for i in items if isinstance(i, Mapping) and i.get("kind") == "Node"]
+        pods = [dict(i) for i in items if isinstance(i, Mapping) and i.get("kind") == "Pod"]
+        return Snapshot(nodes, pods, readings, at)
+    raw_nodes = doc.get("nodes")
+    if not isinstance(raw_nodes, list):
+        raise SnapshotError("a snapshot needs a list 'nodes'")
+    raw_pods = doc.get("pods") or []
+    if not isinstance(raw_pods, list):
+        raise SnapshotError("'pods' must be a list")
+    nodes = [_short_node(e, n, at, readings) for n, e in enumerate(raw_nodes)]
+    names = [str(n["metadata"]["name"]) for n in nodes]
+    if len(set(names)) != len(names):
+        raise SnapshotError("two nodes share a name")
+    pods = [_short_pod(e, n, at) for n, e in enumerate(raw_pods)]
+    return Snapshot(nodes, pods, readings, at)
+
+
+def load_snapshot(path: str | Path, now: float | None = None) -> Snapshot:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SnapshotError(f"cannot read snapshot {path}: {exc}") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SnapshotError(f"snapshot {path} is not YAML or JSON: {exc}") from None
+    try:
+        return parse_snapshot(doc, now)
+    except SnapshotError as exc:
+        raise SnapshotError(f"snapshot {path}: {exc}") from None
+
+
+def _t4_timesliced() -> dict[str, Any]:
+    """4× T4 (16 GB) on PCIe, two per socket (PHB within, SYS across); no NVLink."""
+    gpus = [Gpu(i, product="Tesla T4", memory_mib=15360, numa_node=i // 2) for i in range(4)]
+    links = [Link(a, b, 0, PcieLevel.PHB if a // 2 == b // 2 else PcieLevel.SYS) for a, b in combinations(range(4), 2)]
+    return GpuTopology(gpus, links).to_dict()
+
+
+def simulated_cluster(now: float | None = None) -> Snapshot:
+    """A small cluster of real machines, some GPUs held, with synthetic telemetry; runs anywhere."""
+    at = now if now is not None else time.time()
+    idle: dict[str, float] = {"sm_util": 0, "memory_used_mib": 0}
+
+    def gpus(total: int, busy: Mapping[int, Mapping[str, float]]) -> list[dict[str, Any]]:
+        return [{"gpu": g, "memory_total_mib": total, **busy.get(g, idle)} for g in range(8)]
+
+    busy: dict[str, float] = {"sm_util": 92, "memory_used_mib": 14000}
+    doc: dict[str, Any] = {
+        "nodes": [
+            {
+                "name": "dgx1-v100-a",
+                "machine": "dgx1-v100",
+                "free": [4, 5, 6, 7],
+                "labels": {"nvidia.com/gpu.product": "Tesla-V100-SXM2-16GB", "nvidia.com/gpu.memory": "16384"},
+                "telemetry": gpus(16384, dict.fromkeys(range(4), busy)),
+            },
+            {
+                "name": "dgx1-v100-b",
+                "machine": "dgx1-v100",
+                "free": [0, 2, 4, 5, 6],
+                "labels": {"nvidia.com/gpu.product": "Tesla-V100-SXM2-16GB", "nvidia.com/gpu.memory": "16384"},
+                "telemetry": gpus(16384, {1: busy, 3: busy, 7: busy}),
+            },
+            {
+                "name": "hgx-h100-a",
+                "machine": "hgx-h100",
+                "free": [2, 3, 4, 5, 6, 7],
+                "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.memory": "81559"},
+                # GPU 3 is free by the kubelet's count yet 61 GiB of its VRAM is held: a leftover process.
+                "telemetry": gpus(
+                    81559,
+                    {
+                        0: {"sm_util": 97, "memory_used_mib": 70000},
+                        1: {"sm_util": 95, "memory_used_mib": 70000},
+                        3: {"sm_util": 0, "memory_used_mib": 62464},
+                    },
+                ),
+            },
+            {
+                "name": "l40s-a",
+                "machine": "l40s-pcie",
+                "free": [0, 1, 4, 6],
+                "labels": {"nvidia.com/gpu.product": "NVIDIA-L40S", "nvidia.com/gpu.memory": "46068"},
+                "telemetry": gpus(46068, {2: busy, 3: busy, 5: busy, 7: busy}),
+            },
+            {
+                "name": "a100-mig-a",
+                "gpus": 0,
+                "mig": {"1g.5gb": 7},
+                "labels": {
+                    "nvidia.com/gpu.product": "NVIDIA-A100-PCIE-40GB",
+                    "nvidia.com/gpu.memory": "40960",
+                    "nvidia.com/mig.strategy": "mixed",
+                    "nvidia.com/gpu.count": "1",
+                },
+            },
+            {
+                "name": "t4-ts-a",
+                "topology": _t4_timesliced(),
+                "labels": {
+                    "nvidia.com/gpu.product": "Tesla-T4",
+                    "nvidia.com/gpu.memory": "15360",
+                    "nvidia.com/gpu.replicas": "4",
+                    "nvidia.com/gpu.sharing-strategy": "time-slicing",
+                },
+            },
+        ],
+        "pods": [
+            {"name": "train-llama", "namespace": "ml", "node": "dgx1-v100-a", "gpus": 4},
+            {"name": "notebook-1", "namespace": "research", "node": "dgx1-v100-b", "gpus": 1},
+            {"name": "finetune", "namespace": "ml", "node": "dgx1-v100-b", "gpus": 2},
+            {"name": "serve-70b", "namespace": "serving", "node": "hgx-h100-a", "gpus": 2},
+            {"name": "render-1", "namespace": "media", "node": "l40s-a", "gpus": 2},
+            {"name": "render-2", "namespace": "media", "node": "l40s-a", "gpus": 2},
+            {"name": "mig-inference", "namespace": "serving", "node": "a100-mig-a", "mig": {"1g.5gb": 2}},
+            {"name": "tiny-llm", "namespace": "serving", "node": "t4-ts-a", "gpus": 2, "gpu_memory": "6Gi"},
+            {"name": "embedder", "namespace": "serving", "node": "t4-ts-a", "gpus": 1, "gpu_memory": "4Gi"},
+        ],
+    }
+    return parse_snapshot(doc, now=at)

@@ -1,0 +1,51 @@
+"""The ASGI app: one process serves the scheduler extender and, mounted beside it, the admission webhook."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from extender.http import api, scheduler
+from extender.http.advisor import Advisor
+from webhook.admission import AdmissionSettings
+from webhook.routes import build_router as build_webhook_router
+from webhook.rules import advise_with_rules
+
+__all__ = ["create_app"]
+
+
+def create_app(advisor: Advisor, admission: AdmissionSettings | None = None) -> FastAPI:
+    app = FastAPI(
+        title="gpu-advisor",
+        summary="Topology-aware GPU placement advice for kube-scheduler",
+        version="0.1.0",
+    )
+    app.state.advisor = advisor
+    if advisor.advise is None:
+        advisor.advise = advise_with_rules
+    app.include_router(scheduler.build_router(advisor))
+    app.include_router(api.build_router(advisor))
+    # The one place extender code reaches into the webhook package: both live in one process.
+    app.include_router(build_webhook_router(advisor, admission or AdmissionSettings()))
+
+    @app.get("/healthz", tags=["health"])
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["health"])
+    def readyz(response: Response) -> dict[str, object]:
+        state = advisor.state
+        advisor.metrics.ready.set(1 if state.ready else 0)
+        advisor.metrics.nodes.set(len(state.nodes()))
+        if not state.ready:
+            response.status_code = 503
+            return {"ready": False, "reason": f"cluster model from {state.source} has not synced yet"}
+        return {"ready": True, "source": state.source, "nodes": len(state.nodes())}
+
+    @app.get("/metrics", tags=["health"])
+    def metrics() -> Response:
+        advisor.metrics.nodes.set(len(advisor.state.nodes()))
+        advisor.metrics.ready.set(1 if advisor.state.ready else 0)
+        return Response(generate_latest(advisor.registry), media_type=CONTENT_TYPE_LATEST)
+
+    return app

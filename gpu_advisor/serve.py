@@ -1,0 +1,159 @@
+"""Assemble the served advisor from the command line's choices, and run it under uvicorn."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import ssl
+from pathlib import Path
+from typing import Protocol
+
+from extender.cluster.state import ClusterState
+from extender.http.advisor import Advisor
+from extender.model.readings import TelemetryBoard
+from extender.scoring.core import PolicyError, ScoringPolicy
+from extender.sources.agent_scrape import AgentScrapeTelemetry
+from extender.sources.policy_file import load_policy
+from extender.sources.prometheus import PrometheusTelemetry
+from extender.sources.snapshot import SnapshotError, load_snapshot, simulated_cluster
+from webhook.admission import AdmissionSettings
+
+__all__ = ["ServeError", "build_advisor", "run"]
+
+log = logging.getLogger(__name__)
+
+
+class ServeError(RuntimeError):
+    """The server cannot start as asked; the message says why."""
+
+
+class Runs(Protocol):
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+
+
+class Background:
+    """Things that run beside the server: telemetry polling, the API server watch."""
+
+    def __init__(self) -> None:
+        self.parts: list[Runs] = []
+
+    def start(self) -> None:
+        for part in self.parts:
+            part.start()
+
+    def stop(self) -> None:
+        for part in self.parts:
+            part.stop()
+
+
+def settle_memory() -> None:
+    """Call once the cluster model is built: move it out of the garbage collector's way.
+
+    The model is hundreds of thousands of long-lived objects and each extender call allocates
+    thousands of short-lived ones; with default settings full collections walk the model every few
+    calls and pause the server for hundreds of milliseconds (measured by benchmarks/extender.py).
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
+
+
+def build_advisor(
+    cluster: str,
+    prometheus: str | None,
+    policy_file: str | None,
+    kubeconfig: str | None = None,
+    scrape_agents: bool = False,
+) -> tuple[Advisor, Background]:
+    try:
+        policy = load_policy(policy_file) if policy_file else ScoringPolicy()
+    except PolicyError as exc:
+        raise ServeError(str(exc)) from None
+    background = Background()
+    board: TelemetryBoard | None = None
+    if cluster == "simulated":
+        snap = simulated_cluster()
+        state = snap.cluster("simulated")
+        board = snap.telemetry(policy.telemetry_max_age_s)
+    elif cluster == "kube":
+        from extender.sources.kube import KubeSource, kube_api
+
+        state = ClusterState("kube")
+        try:
+            api = kube_api(kubeconfig)
+        except Exception as exc:
+            raise ServeError(f"cannot reach the cluster: {exc}") from None
+        background.parts.append(KubeSource(api, state, on_synced=settle_memory))
+    else:
+        if not Path(cluster).exists():
+            raise ServeError(f"--cluster {cluster}: not 'simulated', 'kube' or an existing snapshot file")
+        try:
+            snap = load_snapshot(cluster)
+        except SnapshotError as exc:
+            raise ServeError(str(exc)) from None
+        state = snap.cluster(f"snapshot {cluster}")
+        board = snap.telemetry(policy.telemetry_max_age_s)
+    if prometheus and scrape_agents:
+        raise ServeError("choose one telemetry source: --prometheus or --scrape-agents")
+    if prometheus:
+        board = TelemetryBoard(policy.telemetry_max_age_s)
+        background.parts.append(PrometheusTelemetry(prometheus, board))
+    if scrape_agents:
+        if cluster != "kube":
+            raise ServeError("--scrape-agents finds the agents through the API server: use it with --cluster kube")
+        from extender.sources.kube import agent_targets, kube_api
+
+        board = TelemetryBoard(policy.telemetry_max_age_s)
+        background.parts.append(AgentScrapeTelemetry(agent_targets(kube_api(kubeconfig)), board))
+    return Advisor(state=state, telemetry=board, policy=policy), background
+
+
+def run(
+    advisor: Advisor,
+    background: Background,
+    host: str,
+    port: int,
+    cert: str | None,
+    key: str | None,
+    tls_port: int = 8443,
+    admission: AdmissionSettings | None = None,
+) -> int:
+    """Serve plain HTTP on ``port`` (extender, health, metrics) and, with a certificate, HTTPS on
+    ``tls_port`` (the same app: the API server only calls webhooks over TLS)."""
+    import asyncio
+
+    import uvicorn
+
+    from gpu_advisor.app import create_app
+
+    if bool(cert) != bool(key):
+        raise ServeError("--tls-cert and --tls-key go together")
+    app = create_app(advisor, admission)
+    servers = [uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info", access_log=False))]
+    if cert and key:
+        from webhook.certs import CertReloader
+
+        try:
+            reloader = CertReloader(Path(cert), Path(key))
+        except (OSError, ssl.SSLError) as exc:
+            raise ServeError(f"cannot load --tls-cert/--tls-key: {exc}") from None
+        tls_config = uvicorn.Config(
+            app, host=host, port=tls_port, log_level="info", access_log=False, ssl_certfile=cert, ssl_keyfile=key
+        )
+        tls_config.load()
+        tls_config.ssl = reloader.context  # renewed files reach new connections without a restart
+        servers.append(uvicorn.Server(tls_config))
+        background.parts.append(reloader)
+    if advisor.state.ready:
+        settle_memory()
+    background.start()
+
+    async def serve_all() -> None:
+        await asyncio.gather(*(server.serve() for server in servers))
+
+    try:
+        asyncio.run(serve_all())
+    finally:
+        background.stop()
+    return 0
