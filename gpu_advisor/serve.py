@@ -8,14 +8,14 @@ import ssl
 from pathlib import Path
 from typing import Protocol
 
-from extender.cluster.state import ClusterState
+from extender.errors import UsageError
 from extender.http.advisor import Advisor
 from extender.model.readings import TelemetryBoard
-from extender.scoring.core import PolicyError, ScoringPolicy
+from extender.scoring.core import ScoringPolicy
 from extender.sources.agent_scrape import AgentScrapeTelemetry
+from extender.sources.cluster_choice import KUBE, live_model
 from extender.sources.policy_file import load_policy
 from extender.sources.prometheus import PrometheusTelemetry
-from extender.sources.snapshot import SnapshotError, load_snapshot, simulated_cluster
 from webhook.admission import AdmissionSettings
 
 __all__ = ["ServeError", "build_advisor", "run"]
@@ -23,7 +23,7 @@ __all__ = ["ServeError", "build_advisor", "run"]
 log = logging.getLogger(__name__)
 
 
-class ServeError(RuntimeError):
+class ServeError(UsageError):
     """The server cannot start as asked; the message says why."""
 
 
@@ -66,41 +66,20 @@ def build_advisor(
     kubeconfig: str | None = None,
     scrape_agents: bool = False,
 ) -> tuple[Advisor, Background]:
-    try:
-        policy = load_policy(policy_file) if policy_file else ScoringPolicy()
-    except PolicyError as exc:
-        raise ServeError(str(exc)) from None
+    """The advisor ``gpu-advisor serve`` answers with, and what must run beside it to keep it current."""
+    policy = load_policy(policy_file) if policy_file else ScoringPolicy()
     background = Background()
-    board: TelemetryBoard | None = None
-    if cluster == "simulated":
-        snap = simulated_cluster()
-        state = snap.cluster("simulated")
-        board = snap.telemetry(policy.telemetry_max_age_s)
-    elif cluster == "kube":
-        from extender.sources.kube import KubeSource, kube_api
-
-        state = ClusterState("kube")
-        try:
-            api = kube_api(kubeconfig)
-        except Exception as exc:
-            raise ServeError(f"cannot reach the cluster: {exc}") from None
-        background.parts.append(KubeSource(api, state, on_synced=settle_memory))
-    else:
-        if not Path(cluster).exists():
-            raise ServeError(f"--cluster {cluster}: not 'simulated', 'kube' or an existing snapshot file")
-        try:
-            snap = load_snapshot(cluster)
-        except SnapshotError as exc:
-            raise ServeError(str(exc)) from None
-        state = snap.cluster(f"snapshot {cluster}")
-        board = snap.telemetry(policy.telemetry_max_age_s)
+    model = live_model(cluster, kubeconfig, policy.telemetry_max_age_s, on_synced=settle_memory)
+    if model.watch is not None:
+        background.parts.append(model.watch)
+    state, board = model.state, model.telemetry
     if prometheus and scrape_agents:
         raise ServeError("choose one telemetry source: --prometheus or --scrape-agents")
     if prometheus:
         board = TelemetryBoard(policy.telemetry_max_age_s)
         background.parts.append(PrometheusTelemetry(prometheus, board))
     if scrape_agents:
-        if cluster != "kube":
+        if cluster != KUBE:
             raise ServeError("--scrape-agents finds the agents through the API server: use it with --cluster kube")
         from extender.sources.kube import agent_targets, kube_api
 

@@ -13,9 +13,10 @@ import time
 from fastapi import APIRouter, Request, Response
 from prometheus_client import Counter, Histogram
 
+from extender.errors import MalformedInput
 from extender.http.advisor import Advisor
-from extender.http.requests import BadRequest, read_json
-from webhook.admission import AdmissionSettings, BadReview, Mode, parse_review, review_response
+from extender.http.requests import problem_for, read_json
+from webhook.admission import AdmissionSettings, Mode, parse_review, review_response
 from webhook.rules import ClusterView
 
 __all__ = ["build_router"]
@@ -47,14 +48,12 @@ def build_router(advisor: Advisor, settings: AdmissionSettings) -> APIRouter:
         started = time.perf_counter()
         try:
             review = parse_review(await read_json(request, MAX_REVIEW_BYTES))
-        except (BadRequest, BadReview) as exc:
-            status = exc.status if isinstance(exc, BadRequest) else 400
-            message = exc.message if isinstance(exc, BadRequest) else str(exc)
+        except MalformedInput as exc:  # BadRequest (the body) or BadReview (not an AdmissionReview)
             if mode == "enforce":
                 # The API server will apply the webhook's failurePolicy (Ignore: the object is admitted).
-                log.warning("enforce-mode review unreadable (%s); the API server's failurePolicy decides", message)
+                log.warning("enforce-mode review unreadable (%s); the API server's failurePolicy decides", exc)
             reviews.labels(endpoint, "bad-request").inc()
-            return Response(json.dumps({"detail": message}), status_code=status, media_type="application/json")
+            return problem_for(exc)
         view = ClusterView(tuple(advisor.state.nodes()))
         answer, findings = review_response(review, view, mode, mutating, settings)
         for finding in findings:

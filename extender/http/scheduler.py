@@ -14,8 +14,9 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from pydantic import ValidationError
 
+from extender.errors import validation_problems
 from extender.http.advisor import Advisor
-from extender.http.requests import BadRequest, json_reply, problem, read_json
+from extender.http.requests import BadRequest, json_reply, problem_for, read_json
 from extender.http.wire import ExtenderArgs
 from extender.model.pods import PodRequest, PodSpecError, pod_request
 
@@ -36,8 +37,7 @@ async def _extender_args(
     try:
         args = ExtenderArgs.model_validate(doc)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()[:5])
-        raise BadRequest(400, f"not an ExtenderArgs body: {problems}") from None
+        raise BadRequest(400, f"not an ExtenderArgs body: {validation_problems(exc)}") from None
     if args.node_names is None and args.nodes is None:
         raise BadRequest(400, "not an ExtenderArgs body: neither NodeNames nor Nodes is set")
     names = args.candidate_names()
@@ -78,7 +78,7 @@ def build_router(advisor: Advisor) -> APIRouter:
             args, names, sent = await _extender_args(request, advisor)
         except BadRequest as exc:
             metrics.requests.labels("filter", "bad-request").inc()
-            return problem(exc.status, exc.message)
+            return problem_for(exc)
         try:
             verdicts = advisor.judge(_request_of(args), names, sent)
         except Exception as exc:  # the extender itself failed: say so in Error, as the protocol asks
@@ -132,7 +132,7 @@ def build_router(advisor: Advisor) -> APIRouter:
             args, names, sent = await _extender_args(request, advisor)
         except BadRequest as exc:
             metrics.requests.labels("prioritize", "bad-request").inc()
-            return problem(exc.status, exc.message)
+            return problem_for(exc)
         try:
             verdicts = advisor.judge(_request_of(args), names, sent)
             # Joined from each verdict's pre-made entry: at 5,000 nodes encoding is otherwise the hot spot.

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Literal
 
+from extender.errors import NoAnswer
 from extender.model.topology import GpuTopology, Link, PcieLevel
 
 __all__ = [
@@ -73,7 +74,7 @@ FRAGMENTATION_SIZES = (2, 4, 8)
 _CACHE_LIMIT = 65536
 
 
-class PlacementImpossible(ValueError):
+class PlacementImpossible(NoAnswer):
     """No set of the requested size exists; the message says why in one line."""
 
 

@@ -31,6 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from extender.cluster.state import NodeState
+from extender.errors import InputError
 from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
 from extender.placement.core import (
@@ -49,7 +50,7 @@ log = logging.getLogger(__name__)
 _GIB = 1024.0
 
 
-class PolicyError(ValueError):
+class PolicyError(InputError):
     """The scoring policy file is unusable; the message lists every bad field."""
 
 

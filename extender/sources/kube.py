@@ -26,12 +26,32 @@ from extender.cluster.state import (
     bound_pod,
     node_state,
 )
+from extender.errors import SourceError
+from extender.model.pods import MODEL_ENV
 
-__all__ = ["KubeSource", "agent_targets", "kube_api", "list_cluster"]
+__all__ = ["ApiServerError", "KubeSource", "agent_targets", "api_error_message", "kube_api", "list_cluster"]
 
 log = logging.getLogger(__name__)
 
 _POD_FIELDS = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
+
+
+class ApiServerError(SourceError):
+    """The API server could not be reached or refused; the message is one line for a person."""
+
+
+def api_error_message(exc: Exception) -> str:
+    """One line for whatever the kubernetes client raised: the status, reason and the server's message."""
+    status = getattr(exc, "status", None)
+    reason = getattr(exc, "reason", None)
+    if status:
+        body = getattr(exc, "body", None)
+        try:
+            message = json.loads(body).get("message") if body else None
+        except (ValueError, AttributeError):
+            message = None
+        return f"API server answered {status} {reason}" + (f": {message}" if message else "")
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def kube_api(kubeconfig: str | None = None) -> Any:
@@ -64,9 +84,6 @@ def _slim_node(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-_MODEL_ENV = ("MODEL_ID", "MODEL", "MODEL_NAME", "MODEL_PATH", "HF_MODEL_ID", "QUANTIZE", "DTYPE", "NUM_SHARD")
-
-
 def _slim_pod(obj: dict[str, Any]) -> dict[str, Any]:
     """What the advisor reads of a GPU pod, and nothing more (env values other than model names may be secrets)."""
     meta = obj.get("metadata") or {}
@@ -78,7 +95,7 @@ def _slim_pod(obj: dict[str, Any]) -> dict[str, Any]:
             "command": c.get("command"),
             "args": c.get("args"),
             "resources": c.get("resources") or {},
-            "env": [e for e in c.get("env") or [] if e.get("name") in _MODEL_ENV and "value" in e],
+            "env": [e for e in c.get("env") or [] if e.get("name") in MODEL_ENV and "value" in e],
         }
         for c in spec.get("containers") or []
     ]

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from extender.errors import SourceError
 from extender.model.topology import Gpu, GpuTopology, Link, MigInstance, PcieLevel
 
 __all__ = [
@@ -48,7 +49,7 @@ _MIG_PROFILE = re.compile(r"(\d+g\.\d+gb(?:\+\w+)?)", re.IGNORECASE)
 _BUS_ID = re.compile(r"^(?:([0-9a-fA-F]+):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])$")
 
 
-class NvmlUnavailable(RuntimeError):
+class NvmlUnavailable(SourceError):
     """NVML cannot be used on this machine (no library, no driver); the message says which."""
 
 
