@@ -17,7 +17,7 @@ from extender.model.readings import TelemetryBoard
 from extender.sources.snapshot import Snapshot, SnapshotError, load_snapshot, simulated_cluster
 
 if TYPE_CHECKING:
-    from extender.sources.kube import KubeSource
+    from extender.sources.kube_watch import KubeSource
 
 __all__ = ["KUBE", "SIMULATED", "LiveModel", "live_model", "one_look", "source_name"]
 
@@ -60,7 +60,8 @@ def live_model(
 ) -> LiveModel:
     """The model ``gpu-advisor serve`` starts from; ``on_synced`` runs once the live cluster is listed."""
     if cluster == KUBE:
-        from extender.sources.kube import ApiServerError, KubeSource, kube_api
+        from extender.sources.kube import ApiServerError, kube_api
+        from extender.sources.kube_watch import KubeSource
 
         try:
             api = kube_api(kubeconfig)
