@@ -40,7 +40,6 @@ class AgentStatus:
     ready: bool = False
     reason: str = "starting"
     writes: int = 0
-    last_write: float | None = None
     problems: set[str] = field(default_factory=set)
 
 
@@ -120,7 +119,6 @@ class Agent:
         if not self.publisher.publish(self.topology.to_json(), free, now):
             return False
         self.status.writes += 1
-        self.status.last_write = now
         log.info("node %s annotated: %d GPUs, free %s", self.node, len(self.topology.indices), list(free))
         return True
 
