@@ -1,16 +1,204 @@
-"""Telemetry from Prometheus, tested against a local server built from real DCGM exporter lines."""
+"""Telemetry: which node, GPU and pod a DCGM series is about, what its fields mean, and the Prometheus
+source against a local stand-in (the real Prometheus runs in tests/telemetry)."""
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
-from extender.model.readings import TelemetryBoard
+import pytest
+
+from extender.model.dcgm import reading_from_fields
+from extender.model.readings import GpuReading, TelemetryBoard
+from extender.model.series_map import Directory, SeriesMiss, SeriesPlace, directory, place_series
+from extender.model.series_readings import Sample, readings_from_samples
 from extender.model.topology import Gpu
-from extender.sources.prometheus import PrometheusTelemetry
+from extender.sources.prometheus import PrometheusTelemetry, PrometheusUrlError, prometheus_url
 from tests.fake_prometheus import FakePrometheus, parse_exposition
 
 DATA = Path(__file__).parents[1] / "data" / "telemetry"
+
+
+def pod(
+    name: str, node: str, ip: str | None = None, namespace: str = "gpu-operator", gpus: int = 0
+) -> dict[str, object]:
+    limits = {"nvidia.com/gpu": str(gpus)} if gpus else {}
+    return {
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "resources": {"limits": limits}}]},
+        "status": {"phase": "Running", "podIP": ip},
+    }
+
+
+CLUSTER = directory(
+    ["node-a", "node-b", "node-c"],
+    [
+        pod("nvidia-dcgm-exporter-57pvc", "node-a", "10.244.1.9"),
+        pod("nvidia-dcgm-exporter-x2x2x", "node-b", "fd00::7"),
+        pod("train", "node-a", "10.244.1.20", namespace="ml", gpus=1),
+    ],
+)
+GPU0 = {"gpu": "0", "UUID": "GPU-0000"}
+
+
+@pytest.mark.parametrize(
+    ("labels", "node", "via"),
+    [
+        # 1. node, then kubernetes_node, win over everything else
+        ({"node": "node-a", "kubernetes_node": "node-b", "Hostname": "node-c"}, "node-a", "node"),
+        ({"kubernetes_node": "node-b", "Hostname": "node-c"}, "node-b", "kubernetes_node"),
+        # a node label naming no node of the model is passed over
+        ({"node": "elsewhere", "Hostname": "node-c"}, "node-c", "Hostname"),
+        # 2. Hostname / hostname naming a Node (a hostNetwork exporter)
+        ({"Hostname": "node-c"}, "node-c", "Hostname"),
+        ({"hostname": "node-c"}, "node-c", "hostname"),
+        # 3. Hostname naming the exporter pod → that pod's spec.nodeName
+        ({"Hostname": "nvidia-dcgm-exporter-57pvc", "instance": "10.9.9.9:9400"}, "node-a", "Hostname (exporter pod)"),
+        # 4. instance naming a Node (GPU Operator relabeling), with or without a port
+        ({"instance": "node-b"}, "node-b", "instance"),
+        ({"instance": "node-b:9400"}, "node-b", "instance"),
+        # ... or an exporter pod's IP[:port], IPv6 included
+        ({"instance": "10.244.1.9:9400"}, "node-a", "instance (exporter pod IP)"),
+        ({"instance": "10.244.1.9"}, "node-a", "instance (exporter pod IP)"),
+        ({"instance": "[fd00::7]:9400"}, "node-b", "instance (exporter pod IP)"),
+    ],
+)
+def test_the_node_is_found_in_label_order(labels: dict[str, str], node: str, via: str) -> None:
+    place = place_series({**GPU0, **labels}, CLUSTER)
+    assert isinstance(place, SeriesPlace), place
+    assert (place.node, place.via) == (node, via)
+
+
+@pytest.mark.parametrize(
+    ("labels", "uuid", "index", "keys"),
+    [
+        ({"UUID": "GPU-aa", "gpu": "3", "device": "nvidia5"}, "GPU-aa", 3, ("GPU-aa", "#3")),
+        ({"uuid": "GPU-bb"}, "GPU-bb", None, ("GPU-bb",)),  # the old namespace spells it lower-case
+        ({"gpu": "2"}, None, 2, ("#2",)),
+        ({"device": "nvidia6"}, None, 6, ("#6",)),  # no UUID, no gpu: the device name
+    ],
+)
+def test_the_gpu_is_its_uuid_else_its_index_else_its_device(
+    labels: dict[str, str], uuid: str | None, index: int | None, keys: tuple[str, ...]
+) -> None:
+    place = place_series({"node": "node-a", **labels}, CLUSTER)
+    assert isinstance(place, SeriesPlace)
+    assert (place.uuid, place.index, place.keys) == (uuid, index, keys)
+
+
+def test_mig_series_are_readings_of_their_instance() -> None:
+    labels = {"Hostname": "node-a", **GPU0, "GPU_I_ID": "2", "GPU_I_PROFILE": "4g.40gb"}
+    place = place_series(labels, CLUSTER)
+    assert isinstance(place, SeriesPlace) and place.mig == ("2", "4g.40gb") and place.keys == ("#0:mig2",)
+
+
+@pytest.mark.parametrize(
+    ("labels", "holder"),
+    [
+        # honorLabels: true (or a scrape without target pod labels): the exporter's own labels
+        ({"namespace": "ml", "pod": "train", "container": "main"}, "ml/train"),
+        # honorLabels: false: the exporter's labels renamed, the target's pod labels beside them
+        (
+            {"exported_namespace": "ml", "exported_pod": "train", "namespace": "gpu-operator", "pod": "exp"},
+            "ml/train",
+        ),
+        ({"pod_namespace": "ml", "pod_name": "train"}, "ml/train"),  # 1.x names
+        # a GPU no pod holds: the only pod label is the scrape target, the exporter itself
+        ({"namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-57pvc"}, None),  # as Hostname says
+        ({"namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-x2x2x"}, None),  # a known non-GPU pod
+        ({"namespace": "", "pod": "", "container": ""}, None),
+    ],
+)
+def test_the_pod_holding_the_gpu_is_never_the_exporter(labels: dict[str, str], holder: str | None) -> None:
+    place = place_series({"Hostname": "nvidia-dcgm-exporter-57pvc", **GPU0, **labels}, CLUSTER)
+    assert isinstance(place, SeriesPlace) and place.pod == holder
+
+
+@pytest.mark.parametrize(
+    ("labels", "reason"),
+    [
+        ({"Hostname": "nvidia-dcgm-exporter-gone", **GPU0}, "Hostname='nvidia-dcgm-exporter-gone'"),
+        ({"instance": "10.0.0.1:9400", **GPU0}, "instance='10.0.0.1:9400'"),
+        ({**GPU0}, "no node, Hostname or instance label"),
+        ({"node": "node-a"}, "names no GPU"),
+    ],
+)
+def test_a_series_that_places_nowhere_says_why_and_how_to_fix_it(labels: dict[str, str], reason: str) -> None:
+    miss = place_series(labels, CLUSTER)
+    assert isinstance(miss, SeriesMiss) and reason in miss.reason
+    assert "relabel" in miss.fix or "UUID" in miss.fix
+
+
+def test_without_a_cluster_model_node_labels_are_taken_at_their_word() -> None:
+    place = place_series({"Hostname": "dcgm-exporter-6ldbb", **GPU0}, Directory())
+    assert isinstance(place, SeriesPlace) and place.node == "dcgm-exporter-6ldbb"
+    assert isinstance(place_series({"instance": "10.0.0.1:9400", **GPU0}, Directory()), SeriesMiss)
+
+
+@pytest.mark.parametrize(
+    ("fields", "sm", "source", "used", "total"),
+    [
+        # SM_ACTIVE 0.35 wins over GR_ENGINE and the coarse GPU_UTIL flag
+        ({"sm_active": 0.35, "gr_engine": 0.5, "gpu_util": 100}, 35, "DCGM_FI_PROF_SM_ACTIVE", None, None),
+        ({"gr_engine": 0.5, "gpu_util": 100}, 50, "DCGM_FI_PROF_GR_ENGINE_ACTIVE", None, None),
+        ({"gpu_util": 100}, 100, "DCGM_FI_DEV_GPU_UTIL", None, None),
+        # used 1000 + reserved 500 = 1500 of 1000 + 500 + free 2500 = 4000
+        ({"fb_used": 1000, "fb_reserved": 500, "fb_free": 2500}, None, None, 1500, 4000),
+        ({"fb_used": 1000, "fb_free": 3000}, None, None, 1000, 4000),
+    ],
+)
+def test_fields_mean_sm_activity_and_vram(
+    fields: dict[str, float], sm: float | None, source: str | None, used: float | None, total: float | None
+) -> None:
+    reading = reading_from_fields(fields, at=0.0)
+    assert reading.sm_util == (pytest.approx(sm) if sm is not None else None)
+    assert (reading.sm_source, reading.memory_used_mib, reading.memory_total_mib) == (source, used, total)
+
+
+def test_every_series_is_counted_matched_or_unmatched_one_example_per_shape() -> None:
+    samples = [
+        Sample("DCGM_FI_DEV_FB_USED", {"Hostname": "nvidia-dcgm-exporter-57pvc", **GPU0}, 1, 0.0),
+        Sample("DCGM_FI_DEV_FB_USED", {"Hostname": "stranger-1", **GPU0}, 1, 0.0),
+        Sample("DCGM_FI_DEV_FB_FREE", {"Hostname": "stranger-2", **GPU0}, 1, 0.0),  # same shape
+        Sample("DCGM_FI_DEV_FB_USED", {"instance": "10.1.1.1:9400", **GPU0}, 1, 0.0),  # another shape
+        Sample("DCGM_FI_DEV_POWER_USAGE", {"Hostname": "stranger-1", **GPU0}, 1, 0.0),  # not read: not counted
+    ]
+    tally = readings_from_samples(samples, CLUSTER, 0.0)
+    census = tally.census
+    assert (census.matched, census.unmatched, len(census.examples)) == (1, 3, 2)
+    assert [s.labels.get("Hostname") for s, _ in tally.first_misses] == ["stranger-1", None]
+    assert list(tally.readings) == [("node-a", "GPU-0000"), ("node-a", "#0")]
+
+
+def test_a_reading_whose_series_ended_is_stale_at_once_and_a_vanished_gpu_is_remembered() -> None:
+    board = TelemetryBoard(max_age_s=60)
+    board.replace({("n", "#0"): GpuReading(sm_util=5, at=100.0, ended=True), ("n", "#1"): GpuReading(at=100.0)}, 103)
+    ended = board.reading("n", Gpu(0))
+    assert ended is not None and board.is_stale(ended, 103.0) and board.age(ended, 103.0) == 3
+    board.replace({("n", "#0"): GpuReading(at=200.0)}, 201)
+    assert board.reading("n", Gpu(1)) is None and board.last_seen("n", Gpu(1)) == 100.0
+    assert board.last_seen("n", Gpu(0)) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("prometheus:9090", "not a URL"),
+        ("ftp://prometheus:9090", "not a URL"),
+        ("http://", "not a URL"),
+        ("http://prometheus:90x0", "port is not a number"),
+        ("http://prometheus:9090/api/v1/query?query=up", "without a query"),
+    ],
+)
+def test_a_malformed_prometheus_url_is_refused_with_the_reason(text: str, problem: str) -> None:
+    with pytest.raises(PrometheusUrlError, match=problem):
+        prometheus_url(text)
+
+
+def test_a_good_prometheus_url_loses_only_its_trailing_slash() -> None:
+    assert prometheus_url("http://prometheus.monitoring:9090/") == "http://prometheus.monitoring:9090"
+    assert prometheus_url("https://thanos.example/prom") == "https://thanos.example/prom"
 
 
 def lines(name: str, default_value: float | None = None) -> list[tuple[dict[str, str], float]]:
@@ -31,6 +219,8 @@ def test_prometheus_scraped_series_map_to_the_node_label_and_the_gpu_uuid() -> N
         board = TelemetryBoard(max_age_s=60)
         source = PrometheusTelemetry(prom.url, board)
         assert source.refresh() == 2  # keyed by UUID and by index
+        assert "last_over_time(DCGM_FI_DEV_FB_USED[600s])" in prom.queries
+        assert "avg_over_time(DCGM_FI_DEV_GPU_UTIL[60s])" in prom.queries
     gpu = Gpu(0, uuid="GPU-c89b14a3-ce7c-6725-8424-b55d37d9c332")
     reading = board.reading("aks-gpunp-66230965-vmss000000", gpu)
     assert reading is not None
@@ -40,33 +230,29 @@ def test_prometheus_scraped_series_map_to_the_node_label_and_the_gpu_uuid() -> N
     assert board.reading("nvidia-dcgm-exporter-57pvc", gpu) is None, "the exporter pod is not the node"
 
 
-def test_one_x_names_with_hostname_labels_are_read() -> None:
-    series = lines("dcgm-exporter_metrics_1x-names_issue188.txt")
-    with FakePrometheus(series) as prom:
-        board = TelemetryBoard()
-        PrometheusTelemetry(prom.url, board).refresh()
-        assert "DCGM_FI_DEV_GPU_UTIL" in prom.queries and "dcgm_gpu_utilization" in prom.queries
-    reading = board.reading("dcgm-exporter-6ldbb", Gpu(0, uuid="GPU-c1f38265-5e7c-0a81-14a0-240a35ea8160"))
-    assert reading is not None and reading.sm_util == 0
-
-
-def test_mig_instance_series_are_not_taken_for_whole_gpus() -> None:
-    series = lines("dcgm-exporter_metrics_MIG_oldnamespace_issue272.txt")
-    assert any(labels.get("GPU_I_ID") for labels, _ in series)
-    with FakePrometheus(series) as prom:
-        board = TelemetryBoard()
-        assert PrometheusTelemetry(prom.url, board).refresh() == 0
-
-
-def test_a_sample_older_than_the_limit_is_stale_by_its_own_time_not_the_querys() -> None:
+def test_a_series_that_ended_reads_stale_with_its_own_age() -> None:
     util = lines("dcgm-exporter_metrics_prometheus-scraped_gpu-operator472.txt", default_value=90)
-    series = util + renamed(util, "DCGM_FI_DEV_FB_USED", 100) + renamed(util, "DCGM_FI_DEV_FB_FREE", 100)
-    with FakePrometheus(series, sampled_at=time.time() - 93) as prom:
+    with FakePrometheus(util, sampled_at=time.time() - 12, ended=[util[0][0]]) as prom:
         board = TelemetryBoard(max_age_s=60)
         PrometheusTelemetry(prom.url, board).refresh()
     reading = board.reading("aks-gpunp-66230965-vmss000000", Gpu(0))
-    assert reading is not None and board.is_stale(reading, time.time())
-    assert round(board.age(reading, time.time()) or 0) in (93, 94)
+    assert reading is not None and reading.ended and reading.sm_util == 90
+    assert board.is_stale(reading, time.time()) and round(board.age(reading, time.time()) or 0) in (12, 13)
+
+
+def test_an_unmatched_shape_is_logged_once_with_the_fix(caplog: pytest.LogCaptureFixture) -> None:
+    series = lines("dcgm-exporter_metrics_1x-names_issue188.txt")
+    with FakePrometheus(series) as prom:
+        board = TelemetryBoard()
+        source = PrometheusTelemetry(prom.url, board, where=lambda: CLUSTER)
+        with caplog.at_level(logging.WARNING, logger="extender.sources.prometheus"):
+            source.refresh()
+            source.refresh()
+    warnings = [r.getMessage() for r in caplog.records]
+    assert (
+        len(warnings) == 1 and "dcgm-exporter-6ldbb" in warnings[0] and "__meta_kubernetes_pod_node_name" in warnings[0]
+    )
+    assert board.census is not None and (board.census.matched, board.census.unmatched) == (0, 1)
 
 
 def test_an_unreachable_prometheus_keeps_the_old_readings_and_says_why() -> None:
@@ -74,6 +260,8 @@ def test_an_unreachable_prometheus_keeps_the_old_readings_and_says_why() -> None
         url = prom.url
     board = TelemetryBoard()
     source = PrometheusTelemetry(url, board, interval_s=0.05, timeout_s=0.5)
+    with pytest.raises(RuntimeError, match="does not answer"):
+        source.check()
     source.start()
     try:
         deadline = time.time() + 5
@@ -82,3 +270,4 @@ def test_an_unreachable_prometheus_keeps_the_old_readings_and_says_why() -> None
     finally:
         source.stop()
     assert board.last_error is not None and "refused" in board.last_error.lower()
+    assert board.up is False and board.poll_errors >= 1
