@@ -26,7 +26,17 @@ from typing import Any
 
 from extender.model.pods import PodSpecError, pod_request
 
-__all__ = ["Directory", "PodPlace", "SeriesMiss", "SeriesPlace", "directory", "label_shape", "place_series"]
+__all__ = [
+    "Directory",
+    "PodPlace",
+    "SeriesMiss",
+    "SeriesPlace",
+    "directory",
+    "directory_of_places",
+    "label_shape",
+    "place_series",
+    "pod_place",
+]
 
 _DEVICE = re.compile(r"^nvidia(\d+)$")
 _HOLDER_LABELS = (
@@ -71,7 +81,8 @@ class Directory:
         return name in self.nodes if self.nodes else True
 
 
-def _pod_place(pod: Mapping[str, Any]) -> PodPlace | None:
+def pod_place(pod: Mapping[str, Any]) -> PodPlace | None:
+    """Where a Pod object runs (None unless bound and not finished)."""
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
@@ -88,7 +99,11 @@ def _pod_place(pod: Mapping[str, Any]) -> PodPlace | None:
 
 def directory(nodes: Iterable[str], pods: Iterable[Mapping[str, Any]]) -> Directory:
     """The directory of a cluster model: node names, and the bound pods (Pod objects) on them."""
-    places = [p for p in (_pod_place(pod) for pod in pods) if p is not None]
+    return directory_of_places(nodes, [p for p in (pod_place(pod) for pod in pods) if p is not None])
+
+
+def directory_of_places(nodes: Iterable[str], places: Iterable[PodPlace]) -> Directory:
+    places = list(places)
     by_name: dict[str, PodPlace] = {}
     for place in places:
         by_name.setdefault(place.name, place)  # pod names repeat across namespaces only by accident

@@ -18,8 +18,8 @@ from fastapi.testclient import TestClient
 
 from extender.http.advisor import Advisor
 from extender.model.readings import GpuReading, TelemetryBoard
-from extender.model.series_map import directory
 from extender.scoring.core import ScoringPolicy
+from extender.sources.pod_index import directory_source
 from extender.sources.prometheus import PrometheusTelemetry
 from extender.sources.snapshot import parse_snapshot
 from gpu_advisor.app import create_app
@@ -70,9 +70,7 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
         snap.pods += [exporter_pod(*s.exporter_pod[:2], s.node, s.exporter_pod[2]) for s in all_sites]
         state = snap.cluster("real-prometheus test")
         board = TelemetryBoard(60)
-        source = PrometheusTelemetry(
-            prometheus.url, board, where=lambda: directory(state.nodes_by_name(), snap.pods), resolution_s=1
-        )
+        source = PrometheusTelemetry(prometheus.url, board, where=directory_source(state, snap.pods), resolution_s=1)
         advisor = Advisor(state=state, telemetry=board, policy=ScoringPolicy())
         with TestClient(create_app(advisor), raise_server_exceptions=False) as api:
             source.refresh()

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from extender.cluster.state import ClusterState, node_state
 from extender.model.dcgm import reading_from_fields
 from extender.model.readings import GpuReading, TelemetryBoard
 from extender.model.series_map import Directory, SeriesMiss, SeriesPlace, directory, place_series
 from extender.model.series_readings import Sample, readings_from_samples
 from extender.model.topology import Gpu
+from extender.sources.pod_index import PodIndex, directory_source
 from extender.sources.prometheus import PrometheusTelemetry, PrometheusUrlError, prometheus_url
 from tests.fake_prometheus import FakePrometheus, parse_exposition
 
@@ -128,6 +130,20 @@ def test_a_series_that_places_nowhere_says_why_and_how_to_fix_it(labels: dict[st
     miss = place_series(labels, CLUSTER)
     assert isinstance(miss, SeriesMiss) and reason in miss.reason
     assert "relabel" in miss.fix or "UUID" in miss.fix
+
+
+def test_the_pod_index_follows_watch_events_for_every_bound_pod() -> None:
+    index = PodIndex()
+    exporter = {**pod("nvidia-dcgm-exporter-57pvc", "node-a", "10.244.1.9"), "metadata": {"uid": "u1"}}
+    exporter["metadata"] |= {"name": "nvidia-dcgm-exporter-57pvc", "namespace": "gpu-operator"}
+    index.reset([exporter])
+    index.put("ADDED", {**pod("pending", "", None), "metadata": {"uid": "u2", "name": "pending"}})
+    state = ClusterState("test")
+    state.replace_all([node_state({"metadata": {"name": "node-a"}})])
+    where = directory_source(state, index)()
+    assert where.pods_by_ip["10.244.1.9"].node == "node-a" and "pending" not in where.pods_by_name
+    index.put("DELETED", exporter)
+    assert directory_source(state, index)().pods_by_name == {}
 
 
 def test_without_a_cluster_model_node_labels_are_taken_at_their_word() -> None:
