@@ -11,6 +11,7 @@ import pytest
 
 from extender.cluster.state import ClusterState, node_state
 from extender.model.dcgm import reading_from_fields
+from extender.model.gpu_use import gpu_use
 from extender.model.readings import GpuReading, TelemetryBoard
 from extender.model.series_map import Directory, SeriesMiss, SeriesPlace, directory, place_series
 from extender.model.series_readings import Sample, readings_from_samples
@@ -287,3 +288,25 @@ def test_an_unreachable_prometheus_keeps_the_old_readings_and_says_why() -> None
         source.stop()
     assert board.last_error is not None and "refused" in board.last_error.lower()
     assert board.up is False and board.poll_errors >= 1
+
+
+@pytest.mark.parametrize(
+    ("sm", "used", "holder", "exporter_pod", "text"),
+    [
+        # 88 % SM holding 39 GiB and no known pod: busy, by something unknown — not "leftover"
+        (88, 39936, None, None, "GPU 3 is busy (SM 88%, 39 GiB VRAM) held by something we don't know about"),
+        # near-zero SM with memory held and no known pod: idle but held, by something unknown
+        (0, 62464, None, None, "GPU 3 is idle but memory held (61 GiB, SM 0%) by something we don't know about"),
+        # a pod the model places there, or the exporter's attribution, is known
+        (2, 8192, "ml/train", None, "GPU 3 is idle but memory held (8 GiB, SM 2%) by ml/train"),
+        (88, 39936, None, "ml/serve", "GPU 3 is busy (SM 88%, 39 GiB VRAM) held by ml/serve"),
+        (6, 512, None, None, "GPU 3 is busy (SM 6%, 512 MiB VRAM) held by something we don't know about"),
+        (None, 512, None, None, "GPU 3 is busy (SM unknown, 512 MiB VRAM) held by something we don't know about"),
+        (0, 0, None, None, "GPU 3 has its memory free (SM 0%)"),
+    ],
+)
+def test_a_gpu_holding_memory_is_called_busy_or_idle_by_its_sm_activity_and_unknown_only_without_a_pod(
+    sm: float | None, used: float, holder: str | None, exporter_pod: str | None, text: str
+) -> None:
+    reading = GpuReading(sm_util=sm, memory_used_mib=used, memory_free_mib=1000, at=0.0, pod=exporter_pod)
+    assert gpu_use(3, reading, holder).text == text
