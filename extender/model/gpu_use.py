@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 from extender.model.readings import GpuReading
 
-__all__ = ["IDLE_SM_PCT", "GpuUse", "gpu_use"]
+__all__ = ["IDLE_SM_PCT", "UNKNOWN_HOLDER", "GpuUse", "gpu_use"]
 
 IDLE_SM_PCT = 5.0  # SM activity at or below this is "near zero"
+UNKNOWN_HOLDER = "something we don't know about"
 _GIB = 1024
 
 
@@ -38,7 +39,7 @@ def gpu_use(gpu: int, reading: GpuReading, holder: str | None) -> GpuUse:
     else:
         state = "busy"
     sm_text = "SM unknown" if sm is None else f"SM {sm:.0f}%"
-    by = f"by {who}" if who else "by something we don't know about"
+    by = f"by {who or UNKNOWN_HOLDER}"
     if state == "idle but memory held":
         text = f"GPU {gpu} is idle but memory held ({_gib(used)}, {sm_text}) {by}"
     elif state == "busy":

@@ -12,6 +12,7 @@ import pytest
 from extender.cluster.state import ClusterState, node_state
 from extender.model.dcgm import reading_from_fields
 from extender.model.gpu_use import gpu_use
+from extender.model.pods import PodRequest
 from extender.model.readings import GpuReading, TelemetryBoard
 from extender.model.series_map import Directory, SeriesMiss, SeriesPlace, directory, place_series
 from extender.model.series_readings import Sample, readings_from_samples
@@ -310,3 +311,19 @@ def test_a_gpu_holding_memory_is_called_busy_or_idle_by_its_sm_activity_and_unkn
 ) -> None:
     reading = GpuReading(sm_util=sm, memory_used_mib=used, memory_free_mib=1000, at=0.0, pod=exporter_pod)
     assert gpu_use(3, reading, holder).text == text
+
+
+def test_a_gpu_whose_series_left_the_lookback_reads_no_telemetry_since_its_last_sample() -> None:
+    from extender.scoring.core import ScoringPolicy, evaluate
+    from extender.sources.snapshot import parse_snapshot
+
+    state = parse_snapshot({"nodes": [{"name": "dgx", "machine": "dgx1-v100"}]}, now=1_000.0).cluster("t")
+    node = state.node("dgx")
+    assert node is not None
+    board = TelemetryBoard(max_age_s=60)
+    board.replace({("dgx", f"#{g}"): GpuReading(sm_util=0, at=1_000.0, ended=True) for g in range(8)}, 1_010.0)
+    stale = evaluate(PodRequest(gpus=1), node, "dgx", board, ScoringPolicy(), 1_093.0)
+    assert "telemetry stale (93 s)" in stale.reason and stale.breakdown["headroom"] == 0.5
+    board.replace({}, 1_700.0)  # 10 minutes on, Prometheus' lookback no longer has them
+    gone = evaluate(PodRequest(gpus=1), node, "dgx", board, ScoringPolicy(), 1_700.0)
+    assert "no telemetry since 1970-01-01T00:16:40Z" in gone.reason and gone.breakdown["headroom"] == 0.5
