@@ -28,12 +28,14 @@ class GpuLive(BaseModel):
     vram_total_mib: float | None
     age_s: float | None = Field(description="age of the sample (None: static values)")
     stale: bool = Field(description="too old, or its exporter stopped: scored as neutral")
-    pod: str | None = Field(description="namespace/name holding it, as the exporter says")
+    pod: str | None = Field(description="namespace/name holding it: the exporter's attribution, else the model's")
 
 
-def _live(key: str, reading: GpuReading, board: TelemetryBoard, now: float) -> dict[str, Any]:
+def _live(key: str, reading: GpuReading, board: TelemetryBoard, now: float, holders: dict[int, str]) -> dict[str, Any]:
     index, _, mig = key[1:].partition(":mig")
     age = board.age(reading, now)
+    # The exporter's attribution, else the pod the cluster model places on the whole GPU.
+    pod = reading.pod or (None if mig else holders.get(int(index)))
     return {
         "gpu": int(index),
         "mig": f"{mig} {reading.mig}" if mig else None,
@@ -43,15 +45,15 @@ def _live(key: str, reading: GpuReading, board: TelemetryBoard, now: float) -> d
         "vram_total_mib": reading.memory_total_mib,
         "age_s": None if age is None else round(age, 1),
         "stale": board.is_stale(reading, now),
-        "pod": reading.pod,
+        "pod": pod,
     }
 
 
-def gpus_live(node: str, board: TelemetryBoard | None, now: float) -> list[dict[str, Any]]:
+def gpus_live(node: NodeState, board: TelemetryBoard | None, now: float) -> list[dict[str, Any]]:
     """A node's readings, one per GPU (and MIG instance), for /v1/nodes."""
     if board is None:
         return []
-    return [_live(key, reading, board, now) for key, reading in board.of_node(node)]
+    return [_live(key, reading, board, now, node.holders) for key, reading in board.of_node(node.name)]
 
 
 def _coverage(node: NodeState, board: TelemetryBoard, now: float) -> dict[str, Any]:

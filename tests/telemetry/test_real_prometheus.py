@@ -135,6 +135,11 @@ def test_pods_are_attributed_with_honor_labels_false_and_true_never_to_the_expor
     assert _gpu(running, "sc-starwars-mab9-b00", "#0").pod == "gpu-test2/pod"
     assert _gpu(running, "sc-starwars-mab9-b00", "#1").pod is None
     assert running.board.of_pod("default/dcgmproftester")[0][0] == "gpu-node-b GPU 0"
+    live = running.api.get("/v1/nodes/gpu-node-b").json()["gpus_live"]
+    assert [(g["gpu"], g["pod"], g["sm_pct"], g["vram_used_mib"]) for g in live] == [
+        (0, "default/dcgmproftester", 88, 39936),
+        (1, None, 0, 0),
+    ]
 
 
 def test_mig_series_become_instance_readings(running: Running) -> None:
