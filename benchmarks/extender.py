@@ -35,7 +35,7 @@ from fastapi import FastAPI, Request, Response
 from extender.cluster.state import ANNOTATION_FREE_GPUS, FreeReport, node_state
 from extender.http.advisor import Advisor
 from extender.http.requests import read_json
-from extender.scoring.core import ScoringPolicy
+from extender.scoring import ScoringPolicy
 from extender.sources.snapshot import parse_snapshot
 from gpu_advisor.app import create_app
 from gpu_advisor.serve import settle_memory

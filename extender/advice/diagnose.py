@@ -22,7 +22,7 @@ from extender.cluster.selectors import node_admits
 from extender.cluster.state import NodeState
 from extender.model.pods import PodRequest, pod_request
 from extender.model.readings import GpuReading, TelemetryBoard
-from extender.scoring.core import ScoringPolicy, judge_all
+from extender.scoring import ScoringPolicy, judge_all
 
 __all__ = ["Diagnosis", "Step", "diagnose", "sm_pattern"]
 
