@@ -71,22 +71,24 @@ def _request_of(args: ExtenderArgs) -> PodRequest:
             return PodRequest()
 
 
+async def _parsed(request: Request, advisor: Advisor, verb: str) -> _Parsed | Response:
+    """The parsed body, or the 400/413 reply to a bad one (counted)."""
+    try:
+        return await _extender_args(request, advisor)
+    except BadRequest as exc:
+        advisor.metrics.requests.labels(verb, "bad-request").inc()
+        return problem(exc.status, exc.message)
+
+
 def build_router(advisor: Advisor) -> APIRouter:
     router = APIRouter()
     metrics = advisor.metrics
     fragments = ReplyFragments()
 
-    async def parsed(request: Request, verb: str) -> _Parsed | Response:
-        try:
-            return await _extender_args(request, advisor)
-        except BadRequest as exc:
-            metrics.requests.labels(verb, "bad-request").inc()
-            return problem(exc.status, exc.message)
-
     @router.post("/scheduler/filter", tags=["scheduler extender"])
     async def scheduler_filter(request: Request) -> Response:
         started = time.perf_counter()
-        found = await parsed(request, "filter")
+        found = await _parsed(request, advisor, "filter")
         if isinstance(found, Response):
             return found
         args, names, sent = found
@@ -109,7 +111,7 @@ def build_router(advisor: Advisor) -> APIRouter:
     @router.post("/scheduler/prioritize", tags=["scheduler extender"])
     async def scheduler_prioritize(request: Request) -> Response:
         started = time.perf_counter()
-        found = await parsed(request, "prioritize")
+        found = await _parsed(request, advisor, "prioritize")
         if isinstance(found, Response):
             return found
         args, names, sent = found

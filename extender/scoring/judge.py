@@ -51,25 +51,22 @@ def judge_all(
         return [Verdict(name, True, "pod asks for no GPU: not judged", score=0) for name in names]
     placer = placer or Placer()
     shape = memo.shape(request, policy, telemetry) if memo is not None else Shape(PlanKey(request, policy), telemetry)
-    out: list[Verdict] = []
-    append, lookup = out.append, nodes.get
     known = memo.table(shape, now) if memo is not None else {}
-    recall = known.get
-    for name in names:
-        found = recall(name)
-        if found is not None:
-            append(found)
-            continue
+    lookup = nodes.get
+
+    def work_out(name: str) -> Verdict:
         node = lookup(name)
         if node is None:
             log.info("node %s unknown to gpu-advisor: passed unjudged (fail open)", name)
-            append(Verdict(name, True, "unknown to gpu-advisor (not synced yet?): passed unjudged", score=0))
-            continue
+            return Verdict(name, True, "unknown to gpu-advisor (not synced yet?): passed unjudged", score=0)
         verdict, valid_until = _judged(node, name, shape, placer, now)
         if memo is not None:
-            memo.remember(shape, known, verdict, valid_until, lambda n=node, k=name: lookup(k) is n)  # type: ignore[misc]
-        append(verdict)
-    return out
+            memo.remember(shape, known, verdict, valid_until, lambda: lookup(name) is node)
+        return verdict
+
+    # The hot path at 5,000 candidates: one probe per node (a Verdict is always truthy).
+    recall = known.get
+    return [recall(name) or work_out(name) for name in names]
 
 
 def evaluate(
