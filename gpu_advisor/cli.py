@@ -18,7 +18,7 @@ from typing import Any
 from extender.model.machines import bundled_machines
 from extender.model.smi_topo import parse_topo_matrix
 from extender.model.topology import GpuTopology, TopologyError
-from extender.placement.core import POLICIES
+from extender.placement import POLICIES
 
 __all__ = ["main"]
 
@@ -95,7 +95,7 @@ def _gpu_list(text: str) -> list[int]:
 
 def _cmd_topology_best(args: argparse.Namespace) -> int:
     from extender.advice import render
-    from extender.placement.core import PlacementImpossible, best_placement
+    from extender.placement import PlacementImpossible, best_placement
 
     topo = _topology_from_args(args)
     try:
@@ -272,7 +272,7 @@ def _telemetry(args: argparse.Namespace, snap: Any, state: Any, max_age_s: float
 def _cmd_explain(args: argparse.Namespace) -> int:
     from extender.advice import render
     from extender.advice.dryrun import DryRunError, dry_run
-    from extender.scoring.core import ScoringPolicy
+    from extender.scoring import ScoringPolicy
     from webhook.rules import advise_with_rules
 
     manifest = _read_manifest(args.manifest)
@@ -291,7 +291,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 def _cmd_diagnose(args: argparse.Namespace) -> int:
     from extender.advice import render
     from extender.advice.diagnose import diagnose
-    from extender.scoring.core import ScoringPolicy
+    from extender.scoring import ScoringPolicy
 
     snap = _load_cluster(args.cluster, args.kubeconfig)
     wanted = (args.namespace, args.pod)

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from extender.cluster.state import ClusterState
 from extender.http.advisor import Advisor
 from extender.model.readings import TelemetryBoard
-from extender.scoring.core import PolicyError, ScoringPolicy
+from extender.scoring import PolicyError, ScoringPolicy
 from extender.sources.agent_scrape import AgentScrapeTelemetry
 from extender.sources.pod_index import PodIndex, directory_source
 from extender.sources.policy_file import load_policy

@@ -23,7 +23,7 @@ from extender.cluster.state import NodeState
 from extender.model.gpu_use import UNKNOWN_HOLDER, gpu_use
 from extender.model.pods import PodRequest, pod_request
 from extender.model.readings import GpuReading, TelemetryBoard
-from extender.scoring.core import ScoringPolicy, judge_all
+from extender.scoring import ScoringPolicy, judge_all
 
 __all__ = ["Diagnosis", "Step", "diagnose", "sm_pattern"]
 

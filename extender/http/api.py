@@ -13,7 +13,7 @@ from extender.http.advisor import Advisor
 from extender.http.requests import BadRequest, problem, read_body, read_manifest
 from extender.http.telemetry import GpuLive, gpus_live
 from extender.model.readings import TelemetryBoard
-from extender.scoring.core import VerdictMemo
+from extender.scoring import VerdictMemo
 
 __all__ = ["NodeDetail", "NodeSummary", "build_router"]
 

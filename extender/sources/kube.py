@@ -177,7 +177,7 @@ class KubeSource:
                 self.state.remove(name)
                 continue
             pods = [p for node, p in self.pods.values() if node == name]
-            self.state.put(node_state(raw, pods))
+            self.state.put(node_state(raw, pods, self.state.machines))
 
     def _set_node(self, kind: str, obj: dict[str, Any]) -> None:
         name = str((obj.get("metadata") or {}).get("name", ""))
@@ -221,7 +221,7 @@ class KubeSource:
                     if found:
                         self.pods[str(item["metadata"].get("uid") or "")] = found
             self.state.replace_all(
-                node_state(raw, [p for node, p in self.pods.values() if node == name])
+                node_state(raw, [p for node, p in self.pods.values() if node == name], self.state.machines)
                 for name, raw in self.nodes.items()
             )
             first_sync = not self.state.ready

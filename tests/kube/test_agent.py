@@ -232,7 +232,7 @@ def test_the_extender_can_scrape_agents_directly(kubelet, apiserver, tmp_path) -
     from extender.cluster.state import node_state
     from extender.model.pods import PodRequest
     from extender.model.readings import TelemetryBoard
-    from extender.scoring.core import ScoringPolicy, evaluate
+    from extender.scoring import ScoringPolicy, evaluate
     from extender.sources.agent_scrape import AgentScrapeTelemetry
 
     servicer, socket = kubelet

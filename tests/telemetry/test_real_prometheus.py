@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 
 from extender.http.advisor import Advisor
 from extender.model.readings import GpuReading, TelemetryBoard
-from extender.scoring.core import ScoringPolicy
+from extender.scoring import ScoringPolicy
 from extender.sources.pod_index import directory_source
 from extender.sources.prometheus import PrometheusTelemetry
 from extender.sources.snapshot import parse_snapshot

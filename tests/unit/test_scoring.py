@@ -10,7 +10,7 @@ import pytest
 
 from extender.cluster.state import format_time
 from extender.model.pods import PodRequest
-from extender.scoring.core import PolicyError, ScoringPolicy, Verdict, evaluate
+from extender.scoring import PolicyError, ScoringPolicy, Verdict, evaluate
 from extender.sources.policy_file import load_policy
 from extender.sources.snapshot import parse_snapshot
 

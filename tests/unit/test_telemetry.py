@@ -159,7 +159,7 @@ def test_an_unreachable_prometheus_keeps_the_old_readings_and_says_why() -> None
 
 
 def test_a_gpu_whose_series_left_the_lookback_reads_no_telemetry_since_its_last_sample() -> None:
-    from extender.scoring.core import ScoringPolicy, evaluate
+    from extender.scoring import ScoringPolicy, evaluate
     from extender.sources.snapshot import parse_snapshot
 
     state = parse_snapshot({"nodes": [{"name": "dgx", "machine": "dgx1-v100"}]}, now=1_000.0).cluster("t")
