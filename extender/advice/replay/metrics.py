@@ -7,6 +7,7 @@ X, the mean over events with X-1..X+1. Python's `round` (half to even) throughou
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,7 +39,9 @@ def _curve(bins: dict[int, list[float]]) -> list[float | None]:
         values = bins.get(x)
         if not values:
             values = [v for near in (x - 1, x, x + 1) for v in bins.get(near, [])]
-        out.append(round(sum(values) / len(values), 2) if values else None)
+        # fsum: the published analysis sums accurately (pandas); a naive float sum can land a mean such
+        # as 87.945 just above the half and round it the other way.
+        out.append(round(math.fsum(values) / len(values), 2) if values else None)
     return out
 
 
