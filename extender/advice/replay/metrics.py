@@ -1,8 +1,8 @@
 """The paper's binning of a run into curves over X = 0..130 (% of cluster GPU capacity arrived).
 
 Per pod event: arrive_ratio = round(arrived / C * 100) (integer %), alloc_ratio = round(used / C * 100, 2).
-Column X = round(mean of alloc_ratio over events with arrive_ratio == X, 2); when no event has that
-X, the mean over events with X-1..X+1. Python's `round` (half to even) throughout, as the analysis does.
+Column X = mean of alloc_ratio over events with arrive_ratio == X, to 2 decimals (`round_column`); when no event has that
+X, the mean over events with X-1..X+1. Per-event ratios use Python's `round`; columns `round_column`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,16 @@ class Summary:
     sd: float
 
 
+def round_column(mean: float) -> float:
+    """A column value to two decimals as the published tables (pandas/numpy) do: rint(mean * 100) / 100.
+
+    Half-to-even on the scaled float, unlike Python's `round(mean, 2)`: an exact mean of 63.945 (float
+    63.94500000000000028) scales to 6394.5 and becomes 63.94 as published, where `round` gives 63.95.
+    The mean itself is summed accurately (`fsum`), since a naive sum can push 87.945 above the half.
+    """
+    return round(mean * 100) / 100
+
+
 def _bin(result: RunResult, value: Callable[[int], float]) -> dict[int, list[float]]:
     bins: dict[int, list[float]] = {}
     capacity = result.capacity
@@ -39,9 +49,7 @@ def _curve(bins: dict[int, list[float]]) -> list[float | None]:
         values = bins.get(x)
         if not values:
             values = [v for near in (x - 1, x, x + 1) for v in bins.get(near, [])]
-        # fsum: the published analysis sums accurately (pandas); a naive float sum can land a mean such
-        # as 87.945 just above the half and round it the other way.
-        out.append(round(math.fsum(values) / len(values), 2) if values else None)
+        out.append(round_column(math.fsum(values) / len(values)) if values else None)
     return out
 
 
