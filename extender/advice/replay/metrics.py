@@ -1,8 +1,8 @@
 """The paper's binning of a run into curves over X = 0..130 (% of cluster GPU capacity arrived).
 
 Per pod event: arrive_ratio = round(arrived / C * 100) (integer %), alloc_ratio = round(used / C * 100, 2).
-Column X = mean of alloc_ratio over events with arrive_ratio == X, to 2 decimals (`round_column`); when no event has that
-X, the mean over events with X-1..X+1. Per-event ratios use Python's `round`; columns `round_column`.
+Column X = mean of alloc_ratio over events with arrive_ratio == X, to 2 decimals (`round_column`); when
+no event has that X, the mean over events with X-1..X+1. Per-event ratios use Python's `round`.
 """
 
 from __future__ import annotations
