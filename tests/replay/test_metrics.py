@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from extender.advice.replay.engine import RunResult
-from extender.advice.replay.metrics import alloc_curve, frag_ratio_curve, round_column, unallocated_at
+from extender.advice.replay.metrics import alloc_curve, frag_ratio_curve, pairwise_sum, round_column, unallocated_at
 
 
 def _run(arrived: list[int], used: list[int], capacity: int = 100_000) -> RunResult:
@@ -39,3 +39,23 @@ def test_unallocated_is_100_minus_alloc_with_mean_and_sample_sd_over_seeds() -> 
 def test_frag_ratio_is_frag_over_idle_gpu() -> None:
     run = RunResult("t", 1, 1000, (500,), (500,), (100.0,), (0,))
     assert frag_ratio_curve(run)[50] == 20.0  # 100 / (1000 - 500) * 100
+
+
+def test_arrival_percent_multiplies_before_dividing_so_exact_halves_stay_exact() -> None:
+    # 6305180 * 100 / 6212000 = 101.5 exactly -> half to even -> 102 (6305180 / 6212000 * 100 = 101.49999999999999)
+    curve = alloc_curve(_run([6_305_180], [5_000_000], capacity=6_212_000))
+    assert curve[102] == 80.49 and curve[101] == 80.49  # 101 has no event: the neighbour 102 fills it
+    assert alloc_curve(_run([6_305_180], [5_000_000], capacity=6_212_000))[100] is None
+
+
+def test_means_sum_like_numpy_so_exact_halves_round_as_published() -> None:
+    values = [1.58, 1.91, 1.5, 1.28, 1.76, 1.62, 1.25, 1.91, 1.98]
+    # 8 accumulators seeded with the first 8 values, combined as a tree, then the 9th added
+    tree = ((1.58 + 1.91) + (1.5 + 1.28)) + ((1.76 + 1.62) + (1.25 + 1.91)) + 1.98
+    assert pairwise_sum(values) == tree == 14.790000000000001
+    assert sum(values) == 14.790000000000003  # a left-to-right sum differs in the last bits
+    # below 8 values numpy sums left to right
+    assert pairwise_sum([0.1, 0.2, 0.3]) == (0.1 + 0.2) + 0.3
+    # 16 values: 8 accumulators, each adding its pair, then combined as a tree
+    sixteen = [float(i) for i in range(16)]
+    assert pairwise_sum(sixteen) == 120.0

@@ -1,13 +1,13 @@
 """The paper's binning of a run into curves over X = 0..130 (% of cluster GPU capacity arrived).
 
-Per pod event: arrive_ratio = round(arrived / C * 100) (integer %), alloc_ratio = round(used / C * 100, 2).
+Per pod event: arrive_ratio = round(arrived * 100 / C) (integer %), alloc_ratio = round(used * 100 / C, 2);
+multiplying first keeps exact halves such as 101.5 % exact (arrived / C * 100 gives 101.49999999999999).
 Column X = mean of alloc_ratio over events with arrive_ratio == X, to 2 decimals (`round_column`); when
 no event has that X, the mean over events with X-1..X+1. Per-event ratios use Python's `round`.
 """
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,20 +26,46 @@ class Summary:
 
 
 def round_column(mean: float) -> float:
-    """A column value to two decimals as the published tables (pandas/numpy) do: rint(mean * 100) / 100.
+    """A column value to two decimals as the published tables (numpy) do: rint(mean * 100) / 100.
 
-    Half-to-even on the scaled float, unlike Python's `round(mean, 2)`: an exact mean of 63.945 (float
+    Half-to-even on the scaled float, unlike Python's `round(mean, 2)`: a mean of 63.945 (float
     63.94500000000000028) scales to 6394.5 and becomes 63.94 as published, where `round` gives 63.95.
-    The mean itself is summed accurately (`fsum`), since a naive sum can push 87.945 above the half.
     """
     return round(mean * 100) / 100
+
+
+def pairwise_sum(values: Sequence[float]) -> float:
+    """numpy's float sum (`pairwise_sum`): 8 interleaved accumulators up to 128 values, halves above.
+
+    The published means were taken with numpy; exact-half means such as 1.845 land on either side of
+    the half depending on the summation, so the same algorithm is needed to round like them.
+    """
+    n = len(values)
+    if n < 8:
+        total = 0.0
+        for value in values:
+            total += value
+        return total
+    if n <= 128:
+        acc = list(values[:8])
+        body = n - n % 8
+        for start in range(8, body, 8):
+            for k in range(8):
+                acc[k] += values[start + k]
+        total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+        for value in values[body:]:
+            total += value
+        return total
+    half = n // 2
+    half -= half % 8
+    return pairwise_sum(values[:half]) + pairwise_sum(values[half:])
 
 
 def _bin(result: RunResult, value: Callable[[int], float]) -> dict[int, list[float]]:
     bins: dict[int, list[float]] = {}
     capacity = result.capacity
     for event, arrived in enumerate(result.arrived):
-        bins.setdefault(round(arrived / capacity * 100), []).append(value(event))
+        bins.setdefault(round(arrived * 100 / capacity), []).append(value(event))
     return bins
 
 
@@ -49,18 +75,18 @@ def _curve(bins: dict[int, list[float]]) -> list[float | None]:
         values = bins.get(x)
         if not values:
             values = [v for near in (x - 1, x, x + 1) for v in bins.get(near, [])]
-        out.append(round_column(math.fsum(values) / len(values)) if values else None)
+        out.append(round_column(pairwise_sum(values) / len(values)) if values else None)
     return out
 
 
 def alloc_curve(result: RunResult) -> list[float | None]:
     """Allocated GPU % per X (None where neither X nor its neighbours saw an event)."""
-    return _curve(_bin(result, lambda e: round(result.used[e] / result.capacity * 100, 2)))
+    return _curve(_bin(result, lambda e: round(result.used[e] * 100 / result.capacity, 2)))
 
 
 def frag_curve(result: RunResult) -> list[float | None]:
     """Fragmented GPU as % of capacity ("frag/total") per X."""
-    return _curve(_bin(result, lambda e: round(result.frag[e] / result.capacity * 100, 2)))
+    return _curve(_bin(result, lambda e: round(result.frag[e] * 100 / result.capacity, 2)))
 
 
 def frag_ratio_curve(result: RunResult) -> list[float | None]:
