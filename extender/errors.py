@@ -11,8 +11,11 @@
     │   ├── TopologyError         a topology document or topo -m matrix (extender.model.topology)
     │   ├── PodSpecError          a pod's GPU request or gpu-advisor knob (extender.model.pods)
     │   ├── SnapshotError         a cluster snapshot (extender.sources.snapshot)
+    │   ├── NodeShareError        a node's GPU-sharing labels or annotations (extender.model.gpu_share_node)
     │   ├── PolicyError           a scoring policy (extender.scoring)
-    │   └── DryRunError           a manifest that parses but cannot be judged (extender.advice.dryrun)
+    │   ├── PrometheusUrlError    a --prometheus URL that is not one (extender.sources.prometheus)
+    │   ├── DryRunError           a manifest that parses but cannot be judged (extender.advice.dryrun)
+    │   └── ReplayInputError      a trace the replay cannot read (extender.advice.replay)
     ├── SourceError               a system we read from did not answer: HTTP 503, CLI exit 2
     │   ├── ApiServerError        the Kubernetes API server (extender.sources.kube)
     │   └── NvmlUnavailable       no NVML library or driver (extender.sources.nvml)

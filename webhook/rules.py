@@ -16,7 +16,7 @@ from typing import Any
 
 from extender.cluster.state import NodeState
 from extender.model.pods import PodRequest
-from extender.placement.core import nvlink_clique
+from extender.placement import nvlink_clique
 from webhook.model_size import mig_profiles_for, profile_memory_gb
 from webhook.workload import GB_PER_MIB, ClusterView, Finding, Workload, workload_from
 

@@ -19,7 +19,7 @@ from extender.cluster.state import NodeState
 from extender.errors import InputError
 from extender.model.pods import PodRequest, PodSpecError, pod_request, pod_template
 from extender.model.readings import TelemetryBoard
-from extender.scoring.core import ScoringPolicy, VerdictMemo, judge_all
+from extender.scoring import ScoringPolicy, VerdictMemo, judge_all
 
 __all__ = ["Advise", "DryRunAnswer", "DryRunError", "dry_run"]
 

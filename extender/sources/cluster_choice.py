@@ -10,10 +10,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from extender.cluster.state import ClusterState
 from extender.model.readings import TelemetryBoard
+from extender.sources.pod_index import PodIndex
 from extender.sources.snapshot import Snapshot, SnapshotError, load_snapshot, simulated_cluster
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ class LiveModel:
 
     state: ClusterState
     telemetry: TelemetryBoard | None
+    pods: PodIndex | list[dict[str, Any]]  # where pods run, for placing telemetry series
     watch: KubeSource | None = None
 
 
@@ -68,8 +70,11 @@ def live_model(
         except Exception as exc:  # the client raises many kinds; the user needs the one line
             raise ApiServerError(f"cannot reach the cluster: {exc}") from None
         state = ClusterState(KUBE)
-        return LiveModel(state, None, KubeSource(api, state, on_synced=on_synced))
+        watch = KubeSource(api, state, on_synced=on_synced)
+        return LiveModel(state, None, watch.pod_index, watch)
     if cluster != SIMULATED and not Path(cluster).exists():
         raise SnapshotError(f"--cluster {cluster}: not 'simulated', 'kube' or an existing snapshot file")
     snap = one_look(cluster)
-    return LiveModel(snap.cluster(source_name(cluster)), snap.telemetry(telemetry_max_age_s))
+    # The simulated cluster's pods run nowhere a Prometheus could see them.
+    pods = [] if cluster == SIMULATED else snap.pods
+    return LiveModel(snap.cluster(source_name(cluster)), snap.telemetry(telemetry_max_age_s), pods)

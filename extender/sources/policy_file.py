@@ -8,7 +8,7 @@ import yaml
 from pydantic import ValidationError
 
 from extender.errors import validation_problems
-from extender.scoring.core import PolicyError, ScoringPolicy
+from extender.scoring import PolicyError, ScoringPolicy
 from extender.sources.documents import load_document
 
 __all__ = ["load_policy"]

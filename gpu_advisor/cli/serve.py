@@ -11,9 +11,27 @@ def _serve(args: argparse.Namespace) -> int:
     from gpu_advisor.serve import build_advisor, run
     from webhook.admission import AdmissionSettings
 
-    advisor, background = build_advisor(args.cluster, args.prometheus, args.policy, args.kubeconfig, args.scrape_agents)
+    advisor, background = build_advisor(
+        args.cluster,
+        args.prometheus,
+        args.policy,
+        args.kubeconfig,
+        args.scrape_agents,
+        require_telemetry=args.require_telemetry,
+        telemetry_window_s=args.telemetry_window,
+    )
     admission = AdmissionSettings(route_gpu_pods_to=args.route_gpu_pods_to)
     return run(advisor, background, args.host, args.port, args.tls_cert, args.tls_key, args.tls_port, admission)
+
+
+def _seconds_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 1 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"{text} s: choose between 1 and 3600 seconds")
+    return value
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,6 +43,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="the built-in simulated cluster (default), the live cluster, or a snapshot file",
     )
     serve.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series, for live telemetry")
+    serve.add_argument(
+        "--require-telemetry",
+        action="store_true",
+        help="exit (2) at start unless the telemetry source answers; later outages only make scores neutral",
+    )
+    serve.add_argument(
+        "--telemetry-window",
+        type=_seconds_arg,
+        default=60.0,
+        metavar="SECONDS",
+        help="SM activity is averaged over this window (default 60)",
+    )
     serve.add_argument(
         "--scrape-agents",
         action="store_true",

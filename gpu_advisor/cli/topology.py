@@ -11,7 +11,7 @@ from pathlib import Path
 from extender.model.machines import bundled_machines
 from extender.model.smi_topo import parse_topo_matrix, parse_topology_text
 from extender.model.topology import GpuTopology, TopologyError
-from extender.placement.core import POLICIES
+from extender.placement import POLICIES
 from gpu_advisor.cli.exits import EXIT_NO_ANSWER, CliError
 
 __all__ = ["read_topology_file", "register"]
@@ -68,7 +68,7 @@ def _gpu_list(text: str) -> list[int]:
 
 def _best(args: argparse.Namespace) -> int:
     from extender.advice import render
-    from extender.placement.core import PlacementImpossible, best_placement
+    from extender.placement import PlacementImpossible, best_placement
 
     topo = _topology_from_args(args)
     try:

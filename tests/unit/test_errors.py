@@ -8,6 +8,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from extender.advice.dryrun import DryRunError
+from extender.advice.replay.openb import ReplayInputError
 from extender.errors import (
     GpuAdvisorError,
     InputError,
@@ -19,12 +20,14 @@ from extender.errors import (
 )
 from extender.http.manifests import ManifestError
 from extender.http.requests import BadRequest, problem_for
+from extender.model.gpu_share_node import NodeShareError
 from extender.model.pods import PodSpecError
 from extender.model.topology import TopologyError
-from extender.placement.core import PlacementImpossible
-from extender.scoring.core import PolicyError
+from extender.placement import PlacementImpossible
+from extender.scoring import PolicyError
 from extender.sources.kube import ApiServerError
 from extender.sources.nvml import NvmlUnavailable
+from extender.sources.prometheus import PrometheusUrlError
 from extender.sources.snapshot import SnapshotError
 from gpu_advisor.cli.exits import CliError, report
 from gpu_advisor.serve import ServeError
@@ -40,6 +43,9 @@ TREE = [
     (SnapshotError("no nodes"), InputError, 422, 2),
     (PolicyError("weights.set"), InputError, 422, 2),
     (DryRunError("no kind"), InputError, 422, 2),
+    (NodeShareError("gpushare"), InputError, 422, 2),
+    (PrometheusUrlError("ftp://x"), InputError, 422, 2),
+    (ReplayInputError("no column"), InputError, 422, 2),
     (ApiServerError("403"), SourceError, 503, 2),
     (NvmlUnavailable("no driver"), SourceError, 503, 2),
     (PlacementImpossible("only 2 free"), NoAnswer, 409, 3),
