@@ -316,7 +316,8 @@ def test_the_namespace_is_taken_from_the_install(tmp_path: Path, h100: str) -> N
     assert not judge(policy, agent_patch(h100), username=AGENT).allowed
     binding = find(docs, "ClusterRoleBinding", "gpu-advisor-agent")
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "gpu-advisor-agent", "namespace": "gpu-ops"}]
-    assert "namespace" not in policy["metadata"], "the policy is cluster-scoped"
+    policy_binding = find(docs, "ValidatingAdmissionPolicyBinding", "gpu-advisor-agent")
+    assert "namespace" not in policy["metadata"] and "namespace" not in policy_binding["metadata"], "cluster-scoped"
 
 
 def test_the_agent_daemonset_reads_the_kubelet_socket_read_only_on_gpu_nodes(rendered: list[Doc]) -> None:
