@@ -132,7 +132,7 @@ def one_patch(first: Doc, second: Doc) -> Doc:
     return both
 
 
-def annotations(**values: str | None) -> Doc:
+def annotate(**values: str | None) -> Doc:
     return {"metadata": {"annotations": values}}
 
 
@@ -166,7 +166,7 @@ def test_the_agents_own_patch_with_mig_instances_is_allowed(policy: Doc, tmp_pat
 
 
 def test_the_agent_may_remove_its_own_annotation(policy: Doc) -> None:
-    assert judge(policy, annotations(**{ANNOTATION_FREE_GPUS: None})).allowed
+    assert judge(policy, annotate(**{ANNOTATION_FREE_GPUS: None})).allowed
 
 
 # Sizes: 16 GPUs × (GPU record + 7 MIG instances) + 120 links is the largest real document, 17,830 bytes;
@@ -189,7 +189,7 @@ def test_the_agent_may_remove_its_own_annotation(policy: Doc) -> None:
     ids=["16-gpus-7-mig-each", "16-gpus", "at-the-bound", "one-byte-over", "two-byte-characters", "40-gpus"],
 )
 def test_the_topology_annotation_is_bounded_in_bytes(policy: Doc, document: str, allowed: bool) -> None:
-    verdict = judge(policy, annotations(**{ANNOTATION_TOPOLOGY: document}))
+    verdict = judge(policy, annotate(**{ANNOTATION_TOPOLOGY: document}))
     assert verdict.allowed is allowed, (len(document.encode()), verdict.denials)
     if not allowed:
         assert verdict.denials == (
@@ -212,7 +212,7 @@ def test_sixteen_gpus_with_seven_mig_instances_each_is_the_largest_real_document
     ids=["16-free", "at-the-bound", "one-byte-over"],
 )
 def test_the_free_gpus_annotation_is_bounded_in_bytes(policy: Doc, free_gpus: str, allowed: bool) -> None:
-    assert judge(policy, annotations(**{ANNOTATION_FREE_GPUS: free_gpus})).allowed is allowed
+    assert judge(policy, annotate(**{ANNOTATION_FREE_GPUS: free_gpus})).allowed is allowed
 
 
 # -- what it may not do -------------------------------------------------------------------------------
@@ -225,12 +225,12 @@ ONLY_ITS_KEYS = (
 @pytest.mark.parametrize(
     ("patch", "denial"),
     [
-        (annotations(**{"gpu-advisor.io/other": "x"}), ONLY_ITS_KEYS),
-        (annotations(**{"gpu-advisor.io/interconnect": "nvlink"}), ONLY_ITS_KEYS),
-        (annotations(**{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}), ONLY_ITS_KEYS),
-        (annotations(team="other"), ONLY_ITS_KEYS),
-        (annotations(team=None), ONLY_ITS_KEYS),
-        (annotations(**{"node.alpha.kubernetes.io/ttl": None}), ONLY_ITS_KEYS),
+        (annotate(**{"gpu-advisor.io/other": "x"}), ONLY_ITS_KEYS),
+        (annotate(**{"gpu-advisor.io/interconnect": "nvlink"}), ONLY_ITS_KEYS),
+        (annotate(**{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}), ONLY_ITS_KEYS),
+        (annotate(team="other"), ONLY_ITS_KEYS),
+        (annotate(team=None), ONLY_ITS_KEYS),
+        (annotate(**{"node.alpha.kubernetes.io/ttl": None}), ONLY_ITS_KEYS),
         (
             {"metadata": {"labels": {"node-role.kubernetes.io/control-plane": ""}}},
             "the gpu-advisor agent may not change node labels",
