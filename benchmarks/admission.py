@@ -24,7 +24,7 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 import httpx
 
 from extender.http.advisor import Advisor
-from extender.scoring.core import ScoringPolicy
+from extender.scoring import ScoringPolicy
 from extender.sources.snapshot import simulated_cluster
 from gpu_advisor.app import create_app
 from gpu_advisor.serve import settle_memory

@@ -32,10 +32,10 @@ from typing import Any
 import httpx
 from fastapi import FastAPI, Request, Response
 
-from extender.cluster.state import ANNOTATION_FREE_GPUS, FreeReport, node_state
+from extender.cluster import ANNOTATION_FREE_GPUS, FreeReport, node_state
 from extender.http.advisor import Advisor
 from extender.http.requests import read_json
-from extender.scoring.core import ScoringPolicy
+from extender.scoring import ScoringPolicy
 from extender.sources.snapshot import parse_snapshot
 from gpu_advisor.app import create_app
 from gpu_advisor.serve import settle_memory
@@ -113,7 +113,7 @@ def churn(advisor: Advisor, snap: Any, count: int, rnd: random.Random) -> None:
     for raw in rnd.sample(snap.nodes, count):
         free = sorted(rnd.sample(range(8), rnd.randint(0, 8)))
         raw["metadata"]["annotations"][ANNOTATION_FREE_GPUS] = FreeReport(tuple(free), time.time()).to_json()
-        advisor.state.put(node_state(raw))
+        advisor.state.put(node_state(raw, machines=advisor.state.machines))
 
 
 async def run(

@@ -2,7 +2,7 @@
 
     python benchmarks/placement.py [--queries N]
 
-first: every memo cleared before the query: the first node of a machine type the extender ever sees.
+first: a fresh placement engine per query: the first node of a machine type the extender ever sees.
 cold: a free set and k not asked before, on a machine type already seen (per-machine memos kept, answers
 cleared): what each new allocation state costs. cached: the same (topology, free set, k, policy) asked
 again: every further node in that state. Goals at 16 GPUs: cached ≤ 5 µs, cold ≤ 1 ms.
@@ -25,7 +25,7 @@ from itertools import combinations
 from extender.model.machines import bundled_machines
 from extender.model.smi_topo import parse_topo_matrix
 from extender.model.topology import Gpu, GpuTopology, Link, PcieLevel
-from extender.placement.core import Policy, best_placement, clear_caches, forget_answers
+from extender.placement import Placer, PolicyName
 
 
 def nvswitch(n: int, links: int) -> GpuTopology:
@@ -94,24 +94,24 @@ def queries(topo: GpuTopology, count: int, rnd: random.Random) -> list[tuple[lis
 
 
 def measure(
-    topo: GpuTopology, qs: list[tuple[list[int], int]], policy: Policy
+    topo: GpuTopology, qs: list[tuple[list[int], int]], policy: PolicyName
 ) -> tuple[list[float], list[float], list[float]]:
     first, cold, cached = [], [], []
     for free, k in qs:
-        clear_caches()
+        placer = Placer()  # nothing remembered
         t0 = time.perf_counter()
-        best_placement(topo, k, free=free, policy=policy)
+        placer.best_placement(topo, k, free=free, policy=policy)
         first.append(time.perf_counter() - t0)
-    clear_caches()
+    placer = Placer()
     for free, k in qs:
-        forget_answers()
+        placer.forget_answers()
         t0 = time.perf_counter()
-        best_placement(topo, k, free=free, policy=policy)
+        placer.best_placement(topo, k, free=free, policy=policy)
         cold.append(time.perf_counter() - t0)
         reps = 200
         t0 = time.perf_counter()
         for _ in range(reps):
-            best_placement(topo, k, free=free, policy=policy)
+            placer.best_placement(topo, k, free=free, policy=policy)
         cached.append((time.perf_counter() - t0) / reps)
     return first, cold, cached
 
@@ -133,8 +133,9 @@ def main() -> None:
     )
     for name, topo in machines().items():
         qs = queries(topo, args.queries, rnd)
-        for policy in ("ideal", "nvidia-best-effort"):
-            first, cold, cached = measure(topo, qs, policy)  # type: ignore[arg-type]
+        policies: tuple[PolicyName, ...] = ("ideal", "nvidia-best-effort")
+        for policy in policies:
+            first, cold, cached = measure(topo, qs, policy)
             print(
                 f"{name:<24}{policy:<20}{statistics.median(first) * 1e3:>9.3f}ms{max(first) * 1e3:>9.3f}ms"
                 f"{statistics.median(cold) * 1e3:>9.3f}ms{pct(cold, 0.99) * 1e3:>9.3f}ms"

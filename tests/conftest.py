@@ -7,7 +7,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from extender.http.advisor import Advisor
-from extender.scoring.core import ScoringPolicy
+from extender.scoring import ScoringPolicy
 from extender.sources.snapshot import simulated_cluster
 from gpu_advisor.app import create_app
 

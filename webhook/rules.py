@@ -18,7 +18,7 @@ from typing import Any, Literal
 from extender.cluster.selectors import eligible_nodes
 from extender.cluster.state import NodeState
 from extender.model.pods import PodRequest
-from extender.placement.core import nvlink_clique
+from extender.placement import nvlink_clique
 from webhook.model_size import ModelGuess, guess_model, mig_profiles_for, profile_memory_gb
 
 __all__ = ["RULES", "ClusterView", "Finding", "Workload", "advise_with_rules", "evaluate_rules"]

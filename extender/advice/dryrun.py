@@ -18,7 +18,7 @@ from extender.cluster.selectors import node_admits
 from extender.cluster.state import NodeState
 from extender.model.pods import PodRequest, PodSpecError, pod_request, pod_template
 from extender.model.readings import TelemetryBoard
-from extender.scoring.core import ScoringPolicy, VerdictMemo, judge_all
+from extender.scoring import ScoringPolicy, VerdictMemo, judge_all
 
 __all__ = ["Advise", "DryRunAnswer", "DryRunError", "dry_run"]
 

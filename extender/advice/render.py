@@ -5,7 +5,7 @@ from __future__ import annotations
 from extender.advice.diagnose import Diagnosis
 from extender.advice.dryrun import DryRunAnswer
 from extender.model.topology import GpuTopology, Link
-from extender.placement.core import Placement
+from extender.placement import Placement
 
 __all__ = ["diagnosis_report", "dry_run_report", "link_label", "placement_report", "topology_report"]
 

@@ -33,6 +33,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from extender.cluster.state import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, FreeReport
+from extender.model.pods import GPU_RESOURCE
 from extender.model.topology import GpuTopology
 from extender.sources.nvml import NvmlUnavailable, discover_topology, mig_layout, sample_gpus
 
@@ -40,7 +41,6 @@ __all__ = ["Agent", "AgentStatus", "Allocation", "PodResourcesClient", "free_gpu
 
 log = logging.getLogger(__name__)
 
-GPU_RESOURCE = "nvidia.com/gpu"
 DEFAULT_SOCKET = "/var/lib/kubelet/pod-resources/kubelet.sock"
 
 

@@ -14,7 +14,7 @@ from extender.advice.dryrun import Advise
 from extender.cluster.state import ClusterState, NodeState, node_state
 from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
-from extender.scoring.core import ScoringPolicy, Verdict, VerdictMemo, judge_all
+from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
 
 __all__ = ["MAX_BODY_BYTES", "MAX_CANDIDATES", "Advisor", "Metrics"]
 
@@ -84,7 +84,7 @@ class Advisor:
         if cached is None:
             if len(self._sent_nodes) > 50_000:
                 self._sent_nodes.clear()
-            cached = self._sent_nodes[key] = node_state(sent)
+            cached = self._sent_nodes[key] = node_state(sent, machines=self.state.machines)
         return cached
 
     def judge(self, request: PodRequest, names: list[str], sent: dict[str, dict[str, Any]]) -> list[Verdict]:
@@ -93,7 +93,8 @@ class Advisor:
             # those objects are not followed.
             found = {name: self.node_for(name, item) for name, item in sent.items()}
             nodes = {name: node for name, node in found.items() if node is not None}
-            return judge_all(request, names, nodes, self.telemetry, self.policy, self.clock())
+            placer = self.state.machines.placer
+            return judge_all(request, names, nodes, self.telemetry, self.policy, self.clock(), placer=placer)
         return judge_all(
             request,
             names,
@@ -102,4 +103,5 @@ class Advisor:
             self.policy,
             self.clock(),
             memo=self._verdict_memo(),
+            placer=self.state.machines.placer,
         )

@@ -1,7 +1,8 @@
 """kube-scheduler's extender verbs: parse its body, judge every candidate node, map to the reply.
 
 Bodies are read raw so every malformed request gets a 400/413 with a message (never a 500), and a
-reply is built as plain JSON: at 5,000 candidate nodes the encoder is on the hot path.
+reply is joined from each verdict's fragments, encoded once (``replies``): at 5,000 candidate nodes
+the encoder is on the hot path.
 """
 
 from __future__ import annotations
@@ -15,18 +16,21 @@ from fastapi import APIRouter, Request, Response
 from pydantic import ValidationError
 
 from extender.http.advisor import Advisor
+from extender.http.replies import ReplyFragments
 from extender.http.requests import BadRequest, json_reply, problem, read_json
 from extender.http.wire import ExtenderArgs
 from extender.model.pods import PodRequest, PodSpecError, pod_request
+from extender.scoring import Verdict
 
 __all__ = ["build_router"]
 
 log = logging.getLogger(__name__)
 
 
-async def _extender_args(
-    request: Request, advisor: Advisor
-) -> tuple[ExtenderArgs, list[str], dict[str, dict[str, Any]]]:
+_Parsed = tuple[ExtenderArgs, list[str], dict[str, dict[str, Any]]]  # (args, candidate names, sent Nodes)
+
+
+async def _extender_args(request: Request, advisor: Advisor) -> _Parsed:
     doc = await read_json(request, advisor.max_body_bytes)
     if not isinstance(doc, dict):
         raise BadRequest(400, "body must be a JSON object with Pod and NodeNames or Nodes")
@@ -67,60 +71,39 @@ def _request_of(args: ExtenderArgs) -> PodRequest:
             return PodRequest()
 
 
+async def _parsed(request: Request, advisor: Advisor, verb: str) -> _Parsed | Response:
+    """The parsed body, or the 400/413 reply to a bad one (counted)."""
+    try:
+        return await _extender_args(request, advisor)
+    except BadRequest as exc:
+        advisor.metrics.requests.labels(verb, "bad-request").inc()
+        return problem(exc.status, exc.message)
+
+
 def build_router(advisor: Advisor) -> APIRouter:
     router = APIRouter()
     metrics = advisor.metrics
+    fragments = ReplyFragments()
 
     @router.post("/scheduler/filter", tags=["scheduler extender"])
     async def scheduler_filter(request: Request) -> Response:
         started = time.perf_counter()
+        found = await _parsed(request, advisor, "filter")
+        if isinstance(found, Response):
+            return found
+        args, names, sent = found
         try:
-            args, names, sent = await _extender_args(request, advisor)
-        except BadRequest as exc:
-            metrics.requests.labels("filter", "bad-request").inc()
-            return problem(exc.status, exc.message)
-        try:
-            verdicts = advisor.judge(_request_of(args), names, sent)
+            pod = _request_of(args)
+            verdicts = advisor.judge(pod, names, sent)
+            passed, failed, unresolvable = fragments.filter_parts(pod, verdicts)
         except Exception as exc:  # the extender itself failed: say so in Error, as the protocol asks
             log.exception("filter failed")
             metrics.requests.labels("filter", "error").inc()
-            return json_reply(
-                {
-                    "Nodes": None,
-                    "NodeNames": None,
-                    "FailedNodes": {},
-                    "FailedAndUnresolvableNodes": {},
-                    "Error": f"gpu-advisor failed: {exc}",
-                }
-            )
-        passed: list[str] = []
-        failed: list[str] = []
-        unresolvable: list[str] = []
-        for v in verdicts:
-            if v.fits:
-                passed.append(v.node_json)
-            else:
-                (unresolvable if v.unresolvable else failed).append(f"{v.node_json}:{v.reason_json}")
-        metrics.verdicts.labels("pass").inc(len(passed))
-        metrics.verdicts.labels("fail").inc(len(failed))
-        metrics.verdicts.labels("unresolvable").inc(len(unresolvable))
-        # Joined from each verdict's pre-quoted JSON: at 5,000 nodes encoding is otherwise the hot spot.
-        if args.node_names is not None:
-            head = '{"Nodes":null,"NodeNames":[' + ",".join(passed) + "]"
-        else:
-            # nodeCacheCapable: false reads only Nodes: names alone would silently filter every node.
-            keep = {v.node for v in verdicts if v.fits}
-            items = [
-                item
-                for item in (args.nodes.items if args.nodes else [])
-                if str((item.get("metadata") or {}).get("name", "")) in keep
-            ]
-            nodes_json = json.dumps({"metadata": {}, "items": items}, separators=(",", ":"))
-            head = '{"Nodes":' + nodes_json + ',"NodeNames":null'
-        text = (
-            f'{head},"FailedNodes":{{{",".join(failed)}}},'
-            f'"FailedAndUnresolvableNodes":{{{",".join(unresolvable)}}},"Error":""}}'
-        )
+            return json_reply(_FILTER_FAILED | {"Error": f"gpu-advisor failed: {exc}"})
+        for outcome, part in (("pass", passed), ("fail", failed), ("unresolvable", unresolvable)):
+            metrics.verdicts.labels(outcome).inc(len(part))
+        text = f'{_passed_head(args, verdicts, passed)},"FailedNodes":{{{",".join(failed)}}},'
+        text += f'"FailedAndUnresolvableNodes":{{{",".join(unresolvable)}}},"Error":""}}'
         metrics.requests.labels("filter", "ok").inc()
         metrics.seconds.labels("filter").observe(time.perf_counter() - started)
         return Response(text, media_type="application/json")
@@ -128,15 +111,13 @@ def build_router(advisor: Advisor) -> APIRouter:
     @router.post("/scheduler/prioritize", tags=["scheduler extender"])
     async def scheduler_prioritize(request: Request) -> Response:
         started = time.perf_counter()
+        found = await _parsed(request, advisor, "prioritize")
+        if isinstance(found, Response):
+            return found
+        args, names, sent = found
         try:
-            args, names, sent = await _extender_args(request, advisor)
-        except BadRequest as exc:
-            metrics.requests.labels("prioritize", "bad-request").inc()
-            return problem(exc.status, exc.message)
-        try:
-            verdicts = advisor.judge(_request_of(args), names, sent)
-            # Joined from each verdict's pre-made entry: at 5,000 nodes encoding is otherwise the hot spot.
-            text = "[" + ",".join([v.priority_json for v in verdicts]) + "]"
+            pod = _request_of(args)
+            text = fragments.priorities(pod, advisor.judge(pod, names, sent))
         except Exception:  # fail open and say so: every node the same, so this extender has no say
             log.exception("prioritize failed: answering 0 for every node")
             metrics.requests.labels("prioritize", "error").inc()
@@ -146,3 +127,20 @@ def build_router(advisor: Advisor) -> APIRouter:
         return Response(text, media_type="application/json")
 
     return router
+
+
+_FILTER_FAILED: dict[str, Any] = {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {}}
+
+
+def _passed_head(args: ExtenderArgs, verdicts: list[Verdict], passed: list[str]) -> str:
+    """The reply's opening: the nodes that pass, as names or (nodeCacheCapable: false) as Node objects."""
+    if args.node_names is not None:
+        return '{"Nodes":null,"NodeNames":[' + ",".join(passed) + "]"
+    # nodeCacheCapable: false reads only Nodes: names alone would silently filter every node.
+    keep = {v.node for v in verdicts if v.fits}
+    items = [
+        item
+        for item in (args.nodes.items if args.nodes else [])
+        if str((item.get("metadata") or {}).get("name", "")) in keep
+    ]
+    return '{"Nodes":' + json.dumps({"metadata": {}, "items": items}, separators=(",", ":")) + ',"NodeNames":null'

@@ -15,8 +15,6 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 __all__ = [
     "MAX_EXTENDER_PRIORITY",
     "ExtenderArgs",
-    "ExtenderBindingArgs",
-    "ExtenderBindingResult",
     "ExtenderFilterResult",
     "HostPriority",
 ]
@@ -73,14 +71,3 @@ class ExtenderFilterResult(BaseModel):
 class HostPriority(BaseModel):
     Host: str
     Score: int = Field(ge=0, le=MAX_EXTENDER_PRIORITY)
-
-
-class ExtenderBindingArgs(_Wire):
-    pod_name: str = _either("PodName")
-    pod_namespace: str = _either("PodNamespace")
-    pod_uid: str = Field(validation_alias=AliasChoices("PodUID", "podUID", "podUid", "poduid"))
-    node: str = _either("Node")
-
-
-class ExtenderBindingResult(BaseModel):
-    Error: str = ""

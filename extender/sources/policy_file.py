@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from extender.scoring.core import PolicyError, ScoringPolicy
+from extender.scoring import PolicyError, ScoringPolicy
 
 __all__ = ["load_policy"]
 

@@ -76,7 +76,9 @@ class Snapshot:
                 by_node.setdefault(found[0], []).append(found[1])
         state = ClusterState(source)
         names = [str((n.get("metadata") or {}).get("name", "")) for n in self.nodes]
-        state.replace_all(node_state(n, by_node.get(name, ())) for n, name in zip(self.nodes, names, strict=True))
+        state.replace_all(
+            node_state(n, by_node.get(name, ()), state.machines) for n, name in zip(self.nodes, names, strict=True)
+        )
         state.mark_ready(self.at)
         return state
 

@@ -1,0 +1,108 @@
+"""Verdicts in kube-scheduler's wire form, encoded once per verdict and joined per reply.
+
+At 5,000 candidate nodes encoding is the hot spot of a call, so a verdict's fragments (its JSON-quoted
+name, ``"name":"reason"``, ``{"Host":…,"Score":…}``) are made once and reused while the scoring memo
+hands back that same verdict. They are kept per pod request (content), in two forms: the last reply's
+fragments position by position (kube-scheduler asks about the same candidates again and again, so
+checking which verdicts changed is one pass in C), and by node name for a new list of candidates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import compress
+from json.encoder import encode_basestring_ascii
+from operator import is_not
+
+from extender.model.pods import PodRequest
+from extender.scoring import Verdict
+
+__all__ = ["FilterParts", "ReplyFragments"]
+
+FilterParts = tuple[list[str], list[str], list[str]]  # passed names, failed entries, unresolvable entries
+
+
+@dataclass(frozen=True)
+class _Fragments:
+    """One verdict on the wire: its filter entry (a quoted name, or ``"name":"reason"``) and priority."""
+
+    verdict: Verdict
+    filter: str
+    priority: str
+
+
+def _encode(v: Verdict) -> _Fragments:
+    quoted = encode_basestring_ascii(v.node)
+    priority = f'{{"Host":{quoted},"Score":{v.score if v.fits else 0}}}'
+    return _Fragments(v, quoted if v.fits else f"{quoted}:{encode_basestring_ascii(v.reason)}", priority)
+
+
+@dataclass
+class _Reply:
+    """The fragments of one reply, position by position, with the filter outcome of each."""
+
+    verdicts: list[Verdict]
+    filters: list[str] = field(default_factory=list)
+    priorities: list[str] = field(default_factory=list)
+    passed: list[bool] = field(default_factory=list)
+    failed: list[bool] = field(default_factory=list)
+    unresolvable: list[bool] = field(default_factory=list)
+    # The joined forms, made on first use after a change (read only for callers).
+    parts: FilterParts | None = None
+    priority_text: str | None = None
+
+    def put(self, i: int, f: _Fragments) -> None:
+        self.parts = self.priority_text = None
+        v = f.verdict
+        self.verdicts[i], self.filters[i], self.priorities[i] = v, f.filter, f.priority
+        self.passed[i], self.failed[i], self.unresolvable[i] = v.fits, not v.fits and not v.unresolvable, v.unresolvable
+
+
+class ReplyFragments:
+    """Encoded fragments per pod request; a fragment is re-encoded only when its verdict changed."""
+
+    def __init__(self, max_requests: int = 64) -> None:
+        self._by_name: dict[PodRequest, dict[str, _Fragments]] = {}
+        self._last: dict[PodRequest, _Reply] = {}
+        self._max_requests = max_requests
+
+    def filter_parts(self, request: PodRequest, verdicts: list[Verdict]) -> FilterParts:
+        """(passed names, failed entries, unresolvable entries), each already JSON; read them only."""
+        reply = self._reply(request, verdicts)
+        if reply.parts is None:
+            reply.parts = (
+                list(compress(reply.filters, reply.passed)),
+                list(compress(reply.filters, reply.failed)),
+                list(compress(reply.filters, reply.unresolvable)),
+            )
+        return reply.parts
+
+    def priorities(self, request: PodRequest, verdicts: list[Verdict]) -> str:
+        """The prioritize reply: ``[{"Host":…,"Score":…},…]``, a failed node scoring 0."""
+        reply = self._reply(request, verdicts)
+        if reply.priority_text is None:
+            reply.priority_text = "[" + ",".join(reply.priorities) + "]"
+        return reply.priority_text
+
+    def _reply(self, request: PodRequest, verdicts: list[Verdict]) -> _Reply:
+        if len(self._last) >= self._max_requests and request not in self._last:
+            self._last.clear()
+            self._by_name.clear()
+        known = self._by_name.setdefault(request, {})
+        last = self._last.get(request)
+        n = len(verdicts)
+        if last is None or len(last.verdicts) != n:
+            last = self._last[request] = _Reply([*verdicts], [""] * n, [""] * n, [False] * n, [False] * n, [False] * n)
+            changed: list[int] | range = range(n)
+        elif last.verdicts == verdicts:  # one pass in C (identity first, then content: same fragments)
+            return last
+        else:
+            # Positions whose verdict is not the very one of the last reply: one pass in C.
+            changed = list(compress(range(n), map(is_not, verdicts, last.verdicts)))
+        for i in changed:
+            v = verdicts[i]
+            f = known.get(v.node)
+            if f is None or f.verdict is not v:
+                f = known[v.node] = _encode(v)
+            last.put(i, f)
+        return last

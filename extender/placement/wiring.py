@@ -1,0 +1,57 @@
+"""What has been worked out about one wiring (a topology fingerprint): its matrix and every memo.
+
+A fleet has a few machine types and thousands of nodes, so all work that depends only on how a
+board is wired — best set scores per free mask, NVIDIA's partition sub-results, finished answers — is
+kept here, once per fingerprint, and shared by every node of that type.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from extender.model.topology import GpuTopology
+from extender.placement.best_sets import max_sets
+from extender.placement.matrix import Matrix, matrix_of
+
+__all__ = ["CACHE_LIMIT", "Wiring"]
+
+CACHE_LIMIT = 65536
+
+
+class Wiring:
+    """One board's matrix and memos; every key is content (masks, sizes, policy names)."""
+
+    def __init__(self, topo: GpuTopology) -> None:
+        self.fingerprint = topo.fingerprint
+        self.matrix: Matrix = matrix_of(topo)
+        self._best_scores: dict[tuple[int, int], int | None] = {}
+        # nvidia-best-effort's partition sub-results by (k, required mask), and its group scores.
+        self.partitions: dict[tuple[int, int], dict[tuple[int, bool], int]] = {}
+        self.group_scores: dict[int, int] = {}
+        # Finished assessments by (free mask, required mask, k, policy, clique asked).
+        self.answers: dict[tuple[int, int, int, str, bool], Any] = {}
+
+    def best_score(self, free_mask: int, k: int) -> int | None:
+        """The best score any k-set of ``free_mask`` reaches (None: fewer than k free)."""
+        if k > free_mask.bit_count():
+            return None
+        if k <= 1:
+            return 0
+        key = (free_mask, k)
+        found = self._best_scores.get(key, -1)
+        if found == -1:
+            if len(self._best_scores) >= CACHE_LIMIT:
+                self._best_scores.clear()
+            found = self._best_scores[key] = max_sets(self.matrix, free_mask, k, all_ties=False)[0]
+        return found
+
+    def remember(self, key: tuple[int, int, int, str, bool], answer: Any) -> None:
+        """Keep a finished answer; past the limit, answers and partition memos start over."""
+        if len(self.answers) >= CACHE_LIMIT or sum(map(len, self.partitions.values())) >= 16 * CACHE_LIMIT:
+            self.answers.clear()
+            self.partitions.clear()
+        self.answers[key] = answer
+
+    def forget_answers(self) -> None:
+        """Forget finished answers, keep the per-wiring work (benchmarks: a new free set, known type)."""
+        self.answers.clear()

@@ -1,0 +1,178 @@
+"""Gathering, part one: what a node would do with a request, before live telemetry is looked at.
+
+A :class:`Plan` is the filter verdict and the telemetry-free components for a (node state, request,
+policy); it is remembered on the node state. For whole GPUs it asks placement once
+(:meth:`Placer.assess`) for the set, its score, what it leaves and, when NVLink is required, the cliques.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from extender.cluster.state import NodeState
+from extender.model.pods import PodRequest
+from extender.placement import FRAGMENTATION_SIZES, Assessment, PlacementImpossible, Placer
+from extender.scoring import formula
+from extender.scoring.formula import NEUTRAL
+from extender.scoring.policy import ScoringPolicy
+
+__all__ = ["Plan", "gib", "plan"]
+
+_GIB = 1024.0
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything about a (node version, request) that does not depend on live telemetry."""
+
+    fits: bool
+    reason: str
+    unresolvable: bool = False
+    gpus: tuple[int, ...] | None = None
+    components: dict[str, float] = field(default_factory=dict)
+    telemetry_gpus: tuple[int, ...] = ()  # GPUs whose live state matters for headroom
+
+
+def gib(mib: float) -> str:
+    return f"{mib / _GIB:.0f} GiB" if mib >= _GIB else f"{mib:.0f} MiB"
+
+
+def plan(node: NodeState, request: PodRequest, policy: ScoringPolicy, placer: Placer) -> Plan:
+    if request.mig and not request.gpus:
+        return _plan_mig(node, request, policy)
+    return _refusal(node, request) or _plan_whole(node, request, policy, placer)
+
+
+def _neutral(packing: float) -> dict[str, float]:
+    """Components for a node whose wiring cannot be judged: only packing says anything."""
+    return {"set": NEUTRAL, "fragmentation": NEUTRAL, "numa": NEUTRAL, "packing": packing}
+
+
+def _plan_mig(node: NodeState, request: PodRequest, policy: ScoringPolicy) -> Plan:
+    for profile, n in request.mig:
+        total, free = node.mig_total(profile), node.mig_free(profile)
+        if total == 0:
+            offered = ", ".join(node.mig_profiles()) or "none"
+            return Plan(False, f"offers no MIG {profile} (MIG profiles here: {offered})", unresolvable=True)
+        if total < n:
+            return Plan(False, f"has {total}× MIG {profile} in all, pod needs {n}", unresolvable=True)
+        if free < n:
+            return Plan(False, f"{free} of {total}× MIG {profile} free, pod needs {n}")
+    profile, n = request.mig[0]
+    total = node.mig_total(profile)
+    used_after = total - node.mig_free(profile) + n
+    return Plan(
+        True,
+        f"MIG {profile}: {node.mig_free(profile)} of {total} free",
+        components=_neutral(formula.packing(policy.mode, used_after, total)),
+    )
+
+
+def _refusal(node: NodeState, request: PodRequest) -> Plan | None:
+    """A refusal on counts and memory alone, before any GPU is looked at; None when there is none."""
+    k, total = request.gpus, node.gpu_total
+    if total == 0:
+        return Plan(False, "has no nvidia.com/gpu", unresolvable=True)
+    if total < k:
+        return Plan(False, f"has {total} GPUs in all, pod needs {k}", unresolvable=True)
+    memory, want = node.gpu_memory_mib, request.gpu_memory_mib
+    if want and memory and want > memory:
+        return Plan(False, f"pod declares {gib(want)} per GPU, its GPUs have {gib(memory)}", unresolvable=True)
+    if node.gpu_free_count < k:
+        return Plan(False, f"{node.gpu_free_count} of {total} GPUs free, pod needs {k}")
+    return None
+
+
+def _plan_whole(node: NodeState, request: PodRequest, policy: ScoringPolicy, placer: Placer) -> Plan:
+    if node.time_sliced:
+        return _plan_time_sliced(node, request, policy)
+    if node.topology is None or node.free_gpus is None:
+        why = node.topology_problem or "topology unknown"
+        if request.interconnect == "nvlink" and request.gpus > 1:
+            return Plan(False, f"{why}: cannot confirm NVLink between {request.gpus} GPUs")
+        return Plan(
+            True,
+            f"{why}: scored on counts alone ({node.gpu_free_count} of {node.gpu_total} free)",
+            components=_neutral(formula.packing(policy.mode, node.gpu_used + request.gpus, node.gpu_total)),
+        )
+    return _plan_placed(node, request, policy, placer)
+
+
+def _plan_time_sliced(node: NodeState, request: PodRequest, policy: ScoringPolicy) -> Plan:
+    k, total, topo = request.gpus, node.gpu_total, node.topology
+    physical = len(topo.indices) if topo else max(1, total // node.replicas)
+    memory, want = node.gpu_memory_mib, request.gpu_memory_mib
+    if want and memory:
+        declared = node.declared_memory_mib()
+        if declared + want * k > physical * memory:
+            return Plan(
+                False,
+                f"time-sliced: declared VRAM {gib(declared)} + {gib(want * k)} exceeds {gib(physical * memory)}"
+                f" on {physical} shared GPUs",
+            )
+    return Plan(
+        True,
+        f"time-sliced ×{node.replicas}: {node.gpu_free_count} of {total} replicas free",
+        components=_neutral(formula.packing(policy.mode, node.gpu_used + k, total)),
+        telemetry_gpus=topo.indices if topo else (),
+    )
+
+
+def _plan_placed(node: NodeState, request: PodRequest, policy: ScoringPolicy, placer: Placer) -> Plan:
+    """A node with a known wiring and free set: judged by the set it would really hand out."""
+    topo, free, k = node.topology, node.free_gpus, request.gpus
+    assert topo is not None and free is not None
+    if len(free) < k:
+        return Plan(False, f"{len(free)} of {node.gpu_total} GPUs free by its last report, pod needs {k}")
+    wants_nvlink = request.interconnect == "nvlink" and k > 1
+    try:
+        found = placer.assess(topo, k, free, policy.placement, cliques=wants_nvlink)
+    except PlacementImpossible as exc:
+        return Plan(False, str(exc))
+    if wants_nvlink and found.node_clique is None:
+        islands = topo.nvlink_islands()
+        wiring = "PCIe only, no NVLink" if len(islands[0]) == 1 else f"largest NVLink island {len(islands[0])}"
+        return Plan(False, f"{node.name}: {wiring}; pod requires NVLink between {k} GPUs", unresolvable=True)
+    if found.placement is None:
+        return Plan(False, found.problem or "no placement")
+    if wants_nvlink and not found.all_nvlink:
+        spare = found.free_clique
+        detail = (
+            f"free NVLink set {'-'.join(map(str, spare))} is not what the device plugin hands out"
+            if spare
+            else (f"no {k} free GPUs joined by NVLink (free: {','.join(map(str, free))})")
+        )
+        return Plan(False, f"pod requires NVLink: {detail}")
+    return _placed(node, found, policy)
+
+
+def _placed(node: NodeState, found: Assessment, policy: ScoringPolicy) -> Plan:
+    """The plan of a placement that fits: its components and the one-line reason."""
+    topo, placement = node.topology, found.placed()
+    assert topo is not None and node.free_gpus is not None
+    k, before, left = found.k, found.before, placement.leaves
+    best = found.best_possible or 0
+    kept = [left.quality[s] / before.quality[s] for s in FRAGMENTATION_SIZES if before.quality[s] > 0]
+    used_after = node.gpu_total - len(node.free_gpus) + k
+    components = {
+        "set": formula.set_value(k, placement.score, best, found.nvlink_share),
+        "fragmentation": formula.fragmentation(kept, bool(left.free)),
+        "numa": formula.numa({topo.gpu(g).numa_node for g in placement.gpus}),
+        "packing": formula.packing(policy.mode, used_after, node.gpu_total),
+    }
+    frag_note = ", ".join(
+        f"{s}-GPU set {left.quality[s]:.0%}" for s in FRAGMENTATION_SIZES if before.quality[s] > 0 and left.free
+    )
+    quality = f" (score {placement.score} = {placement.score / best:.0%} of this node's best)" if k > 1 and best else ""
+    reason = (
+        f"{_set_label(placement.gpus, found.all_nvlink)}{quality}; leaves {','.join(map(str, left.free)) or 'nothing'}"
+    )
+    if frag_note:
+        reason += f" ({frag_note})"
+    return Plan(True, reason, gpus=placement.gpus, components=components, telemetry_gpus=placement.gpus)
+
+
+def _set_label(gpus: tuple[int, ...], nvlink: bool) -> str:
+    names = {1: "GPU", 2: "pair", 3: "trio", 4: "quad", 8: "octet"}
+    kind = names.get(len(gpus), f"{len(gpus)}-set")
+    return f"{'NVLink ' if nvlink and len(gpus) > 1 else ''}{kind} {'-'.join(map(str, gpus))}"

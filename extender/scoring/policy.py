@@ -1,0 +1,48 @@
+"""The scoring policy, chosen once at start-up: mode, placement policy, component weights, limits.
+
+Validated when it is made (unknown keys and bad values are errors naming every bad field), so the
+request path never meets a bad policy. Reading it from a file is ``extender.sources.policy_file``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = ["PolicyError", "ScoringPolicy", "Weights"]
+
+
+class PolicyError(ValueError):
+    """The scoring policy file is unusable; the message lists every bad field."""
+
+
+class Weights(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    set: float = Field(0.50, ge=0)
+    fragmentation: float = Field(0.20, ge=0)
+    headroom: float = Field(0.15, ge=0)
+    numa: float = Field(0.05, ge=0)
+    packing: float = Field(0.10, ge=0)
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> Weights:
+        if sum(self.as_dict().values()) <= 0:
+            raise ValueError("at least one weight must be above 0")
+        return self
+
+    def as_dict(self) -> dict[str, float]:
+        return self.model_dump()
+
+
+class ScoringPolicy(BaseModel):
+    """Chosen once at start-up (``--policy FILE``, YAML or JSON); unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    mode: Literal["binpack", "spread"] = "binpack"
+    # Which set a node is assumed to hand out: what NVIDIA's device plugin does, or the ideal set.
+    placement: Literal["nvidia-best-effort", "ideal"] = "nvidia-best-effort"
+    weights: Weights = Field(default_factory=Weights)
+    telemetry_max_age_s: float = Field(60.0, gt=0)
+    # VRAM in use on a GPU no pod holds, as a share of the GPU, above which it is called occupied.
+    orphan_memory_share: float = Field(0.10, gt=0, le=1)

@@ -1,0 +1,34 @@
+"""A node's verdict for one pod: fits or not, why, its 0–10 score and the breakdown behind it.
+
+Plain values only: how a verdict is written on a wire (kube-scheduler's ``{"Host":…,"Score":…}``,
+the dry-run JSON) is the HTTP layer's business.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Verdict"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    node: str
+    fits: bool
+    reason: str
+    score: int = 0
+    unresolvable: bool = False
+    gpus: tuple[int, ...] | None = None
+    breakdown: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "fits": self.fits,
+            "unresolvable": self.unresolvable,
+            "score": self.score,
+            "gpus": None if self.gpus is None else list(self.gpus),
+            "reason": self.reason,
+            "breakdown": {k: round(v, 4) for k, v in self.breakdown.items()},
+        }

@@ -1,0 +1,42 @@
+"""kube-scheduler's reply fragments: encoded once per verdict, re-encoded when the verdict changes."""
+
+from __future__ import annotations
+
+import json
+
+from extender.http.replies import ReplyFragments
+from extender.model.pods import PodRequest
+from extender.scoring import Verdict
+
+POD = PodRequest(gpus=2)
+
+
+def test_filter_parts_sort_verdicts_into_passed_failed_and_unresolvable_as_json() -> None:
+    verdicts = [
+        Verdict("a", True, "fits", score=7),
+        Verdict('b"q', False, "2 of 8 GPUs free"),
+        Verdict("c", False, "has no nvidia.com/gpu", unresolvable=True),
+    ]
+    passed, failed, unresolvable = ReplyFragments().filter_parts(POD, verdicts)
+    assert passed == ['"a"']
+    assert json.loads("{" + ",".join(failed) + "}") == {'b"q': "2 of 8 GPUs free"}
+    assert json.loads("{" + ",".join(unresolvable) + "}") == {"c": "has no nvidia.com/gpu"}
+
+
+def test_priorities_give_a_failed_node_0_and_follow_a_changed_verdict() -> None:
+    fragments = ReplyFragments()
+    first = [Verdict("a", True, "fits", score=7), Verdict("b", False, "busy", score=9)]
+    assert json.loads(fragments.priorities(POD, first)) == [{"Host": "a", "Score": 7}, {"Host": "b", "Score": 0}]
+    again = [first[0], Verdict("b", True, "fits now", score=4)]  # node b changed, a did not
+    assert json.loads(fragments.priorities(POD, again)) == [{"Host": "a", "Score": 7}, {"Host": "b", "Score": 4}]
+    assert fragments.filter_parts(POD, again)[0] == ['"a"', '"b"']
+    # Another candidate list for the same pod: fragments are found by node name.
+    assert json.loads(fragments.priorities(POD, [again[1]])) == [{"Host": "b", "Score": 4}]
+
+
+def test_each_pod_request_has_its_own_fragments() -> None:
+    fragments = ReplyFragments(max_requests=1)
+    assert fragments.priorities(POD, [Verdict("a", True, "x", score=3)]) == '[{"Host":"a","Score":3}]'
+    other = PodRequest(gpus=4)
+    assert fragments.priorities(other, [Verdict("a", True, "x", score=8)]) == '[{"Host":"a","Score":8}]'
+    assert fragments.priorities(POD, [Verdict("a", True, "x", score=3)]) == '[{"Host":"a","Score":3}]'
