@@ -4,6 +4,7 @@ manifests without importing the web framework."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,8 @@ import yaml
 from extender.errors import MalformedInput
 
 __all__ = ["ManifestError", "read_manifest", "read_manifest_file", "yaml_problem"]
+
+_YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class ManifestError(MalformedInput):
@@ -27,14 +30,35 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
     return str(exc)
 
 
+def _python_yaml_problem(body: bytes) -> str:
+    """The pure-Python parser's account of an error (it names the line people expect); libyaml's is terser."""
+    try:
+        yaml.safe_load(body)
+    except yaml.YAMLError as exc:
+        return yaml_problem(exc)
+    except RecursionError:
+        return "nests too deeply to read"
+    return "libyaml cannot read it"
+
+
 def read_manifest(body: bytes) -> Any:
-    """The manifest in a request body."""
+    """The manifest in a request body: JSON read as JSON, YAML with libyaml where PyYAML has it.
+
+    Aliases are loaded as shared objects (cheap); bound what they expand to with ``shapes.check_shape``
+    before walking the result."""
     if not body.strip():
         raise ManifestError("empty body: expected a Pod or workload manifest (JSON or YAML)")
     try:
-        return yaml.safe_load(body)
-    except yaml.YAMLError as exc:
-        raise ManifestError(f"manifest is not valid JSON or YAML: {yaml_problem(exc)}") from None
+        if body.lstrip()[:1] in (b"{", b"["):
+            try:
+                return json.loads(body)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                pass  # YAML's flow style opens with a brace too
+        return yaml.load(body, Loader=_YAML_LOADER)  # a safe loader, C or Python
+    except yaml.YAMLError:
+        raise ManifestError(f"manifest is not valid JSON or YAML: {_python_yaml_problem(body)}") from None
+    except RecursionError:
+        raise ManifestError("manifest nests too deeply to read") from None
 
 
 def read_manifest_file(path: str) -> Any:
@@ -44,9 +68,11 @@ def read_manifest_file(path: str) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(f"cannot read {path}: {exc}") from None
     try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+        docs = [d for d in yaml.load_all(text, Loader=_YAML_LOADER) if d is not None]
     except yaml.YAMLError as exc:
         raise ManifestError(f"{path}: not valid YAML or JSON: {yaml_problem(exc)}") from None
+    except RecursionError:
+        raise ManifestError(f"{path}: nests too deeply to read") from None
     if not docs:
         raise ManifestError(f"{path} holds no manifest")
     return docs[0]

@@ -17,8 +17,10 @@ from pydantic import ValidationError
 
 from extender.errors import validation_problems
 from extender.http.advisor import Advisor
-from extender.http.replies import ReplyFragments
-from extender.http.requests import BadRequest, json_reply, problem_for, read_json
+from extender.http.offloop import BIG_CALL_NODES, Lane
+from extender.http.replies import FilterParts, ReplyFragments
+from extender.http.requests import MAX_DEPTH, BadRequest, json_reply, problem_for, read_json
+from extender.http.shapes import check_shape
 from extender.http.wire import ExtenderArgs
 from extender.model.pods import PodRequest, PodSpecError, pod_request
 from extender.scoring import Verdict
@@ -26,15 +28,19 @@ from extender.scoring import Verdict
 __all__ = ["build_router"]
 
 log = logging.getLogger(__name__)
+MAX_POD_VALUES = 200_000  # a Pod is at most 1.5 MiB (etcd's object limit)
 
 
 _Parsed = tuple[ExtenderArgs, list[str], dict[str, dict[str, Any]]]  # (args, candidate names, sent Nodes)
 
 
 async def _extender_args(request: Request, advisor: Advisor) -> _Parsed:
-    doc = await read_json(request, advisor.max_body_bytes)
+    # Depth is bounded by the parser for the whole body and checked in full for the Pod (which is
+    # walked); a NodeList's thousands of Nodes are only read field by field.
+    doc = await read_json(request, advisor.max_body_bytes, max_depth=None)
     if not isinstance(doc, dict):
         raise BadRequest(400, "body must be a JSON object with Pod and NodeNames or Nodes")
+    check_shape(doc.get("Pod", doc.get("pod")), MAX_DEPTH, MAX_POD_VALUES)
     names_raw = doc.get("NodeNames", doc.get("nodeNames", doc.get("nodenames")))
     if isinstance(names_raw, list) and len(names_raw) > advisor.max_candidates:
         raise BadRequest(413, f"{len(names_raw)} node names is over the limit of {advisor.max_candidates}")
@@ -80,8 +86,9 @@ async def _parsed(request: Request, advisor: Advisor, verb: str) -> _Parsed | Re
         return problem_for(exc)
 
 
-def build_router(advisor: Advisor) -> APIRouter:
+def build_router(advisor: Advisor, lane: Lane | None = None) -> APIRouter:
     router = APIRouter()
+    lane = lane or Lane()
     metrics = advisor.metrics
     fragments = ReplyFragments()
 
@@ -92,10 +99,14 @@ def build_router(advisor: Advisor) -> APIRouter:
         if isinstance(found, Response):
             return found
         args, names, sent = found
-        try:
+
+        def judged() -> tuple[list[Verdict], FilterParts]:
             pod = _request_of(args)
             verdicts = advisor.judge(pod, names, sent)
-            passed, failed, unresolvable = fragments.filter_parts(pod, verdicts)
+            return verdicts, fragments.filter_parts(pod, verdicts)
+
+        try:
+            verdicts, (passed, failed, unresolvable) = await lane.run(judged, big=len(names) > BIG_CALL_NODES)
         except Exception as exc:  # the extender itself failed: say so in Error, as the protocol asks
             log.exception("filter failed")
             metrics.requests.labels("filter", "error").inc()
@@ -115,9 +126,13 @@ def build_router(advisor: Advisor) -> APIRouter:
         if isinstance(found, Response):
             return found
         args, names, sent = found
-        try:
+
+        def prioritized() -> str:
             pod = _request_of(args)
-            text = fragments.priorities(pod, advisor.judge(pod, names, sent))
+            return fragments.priorities(pod, advisor.judge(pod, names, sent))
+
+        try:
+            text = await lane.run(prioritized, big=len(names) > BIG_CALL_NODES)
         except Exception:  # fail open and say so: every node the same, so this extender has no say
             log.exception("prioritize failed: answering 0 for every node")
             metrics.requests.labels("prioritize", "error").inc()
