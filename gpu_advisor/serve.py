@@ -11,6 +11,8 @@ from typing import Any, Protocol
 from extender.cluster.state import ClusterState
 from extender.errors import UsageError
 from extender.http.advisor import Advisor
+from extender.http.auth import TokenCheck
+from extender.http.limits import Limits
 from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy
 from extender.sources.agent_scrape import AgentScrapeTelemetry
@@ -19,6 +21,8 @@ from extender.sources.pod_index import PodIndex, directory_source
 from extender.sources.policy_file import load_policy
 from extender.sources.polling import Telemetry
 from extender.sources.prometheus import PrometheusTelemetry, PrometheusUrlError
+from gpu_advisor.connections import deadline_protocol
+from gpu_advisor.logs import install_log_hygiene
 from webhook.admission import AdmissionSettings
 
 __all__ = ["ServeError", "build_advisor", "run"]
@@ -133,6 +137,28 @@ def _live_telemetry(
     return agents
 
 
+LIMIT_CONCURRENCY = 512  # connections and requests at once per listener; past it, 503 at once
+KEEP_ALIVE_S = 5
+
+
+def _server(app: Any, host: str, port: int, limits: Limits, **tls: Any) -> Any:
+    import uvicorn
+
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="info",
+        access_log=False,
+        http=deadline_protocol(limits.header_timeout_s, limits.body_timeout_s),
+        limit_concurrency=LIMIT_CONCURRENCY,
+        timeout_keep_alive=KEEP_ALIVE_S,
+        timeout_graceful_shutdown=10,
+        **tls,
+    )
+    return uvicorn.Server(config)
+
+
 def run(
     advisor: Advisor,
     background: Background,
@@ -142,19 +168,21 @@ def run(
     key: str | None,
     tls_port: int = 8443,
     admission: AdmissionSettings | None = None,
+    auth: TokenCheck | None = None,
+    limits: Limits | None = None,
 ) -> int:
-    """Serve plain HTTP on ``port`` (extender, health, metrics) and, with a certificate, HTTPS on
-    ``tls_port`` (the same app: the API server only calls webhooks over TLS)."""
+    """Serve plain HTTP on ``port`` (extender, /v1, health, metrics) and, with a certificate, HTTPS on
+    ``tls_port`` (the admission webhooks and health: the API server only calls webhooks over TLS).
+    Each port answers only its own routes."""
     import asyncio
 
-    import uvicorn
-
-    from gpu_advisor.app import create_app
+    from gpu_advisor.app import Edge, create_apps
 
     if bool(cert) != bool(key):
         raise ServeError("--tls-cert and --tls-key go together")
-    app = create_app(advisor, admission)
-    servers = [uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info", access_log=False))]
+    limits = limits or Limits()
+    plain, tls = create_apps(Edge(advisor, admission or AdmissionSettings(), limits, auth))
+    servers = [_server(plain, host, port, limits)]
     if cert and key:
         from webhook.certs import CertReloader
 
@@ -162,13 +190,12 @@ def run(
             reloader = CertReloader(Path(cert), Path(key))
         except (OSError, ssl.SSLError) as exc:
             raise ServeError(f"cannot load --tls-cert/--tls-key: {exc}") from None
-        tls_config = uvicorn.Config(
-            app, host=host, port=tls_port, log_level="info", access_log=False, ssl_certfile=cert, ssl_keyfile=key
-        )
-        tls_config.load()
-        tls_config.ssl = reloader.context  # renewed files reach new connections without a restart
-        servers.append(uvicorn.Server(tls_config))
+        tls_server = _server(tls, host, tls_port, limits, ssl_certfile=cert, ssl_keyfile=key)
+        tls_server.config.load()
+        tls_server.config.ssl = reloader.context  # renewed files reach new connections without a restart
+        servers.append(tls_server)
         background.parts.append(reloader)
+    install_log_hygiene()
     if advisor.state.ready:
         settle_memory()
     background.start()

@@ -76,7 +76,10 @@ def kube_token_review(kubeconfig: str | None) -> Review:
 
     from extender.sources.kube import api_error_message, kube_api
 
-    kube_api(kubeconfig)  # loads the credentials into the client's default configuration
+    try:
+        kube_api(kubeconfig)  # loads the credentials into the client's default configuration
+    except Exception as exc:  # no in-cluster credentials and no usable kubeconfig
+        raise SourceError(f"--api-auth needs the API server: cannot load its credentials: {exc}") from None
     api = client.AuthenticationV1Api()
 
     def review(token: str) -> Identity | None:

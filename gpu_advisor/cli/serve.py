@@ -21,7 +21,12 @@ def _serve(args: argparse.Namespace) -> int:
         telemetry_window_s=args.telemetry_window,
     )
     admission = AdmissionSettings(route_gpu_pods_to=args.route_gpu_pods_to)
-    return run(advisor, background, args.host, args.port, args.tls_cert, args.tls_key, args.tls_port, admission)
+    auth = None
+    if args.api_auth:
+        from extender.http.auth import TokenCheck, kube_token_review
+
+        auth = TokenCheck(kube_token_review(args.kubeconfig), tuple(args.api_allow_group or ["system:authenticated"]))
+    return run(advisor, background, args.host, args.port, args.tls_cert, args.tls_key, args.tls_port, admission, auth)
 
 
 def _seconds_arg(text: str) -> float:
@@ -73,5 +78,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--route-gpu-pods-to",
         metavar="SCHEDULER",
         help="mutating webhook: set schedulerName of GPU Pods that chose none",
+    )
+    serve.add_argument(
+        "--api-auth",
+        action="store_true",
+        help="/v1 asks for a bearer token, checked with the API server (TokenReview): 401/403 without one",
+    )
+    serve.add_argument(
+        "--api-allow-group",
+        action="append",
+        metavar="GROUP",
+        help="with --api-auth: a group whose users may use /v1 (repeatable; default system:authenticated)",
     )
     serve.set_defaults(handler=_serve)
