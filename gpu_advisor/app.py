@@ -27,7 +27,7 @@ from webhook.admission import AdmissionSettings
 from webhook.routes import build_router as build_webhook_router
 from webhook.rules import advise_with_rules
 
-__all__ = ["Edge", "Listener", "create_app", "create_apps"]
+__all__ = ["Edge", "Listener", "build_app", "create_app", "create_apps"]
 
 Listener = Literal["plain", "tls", "all"]
 
@@ -53,15 +53,15 @@ class Edge:
 
 def create_app(advisor: Advisor, admission: AdmissionSettings | None = None) -> FastAPI:
     """Every route in one app: the extender, /v1, the webhooks, health and metrics."""
-    return _app(Edge(advisor, admission or AdmissionSettings()), "all")
+    return build_app(Edge(advisor, admission or AdmissionSettings()), "all")
 
 
 def create_apps(edge: Edge) -> tuple[FastAPI, FastAPI]:
     """The plain port's app and the TLS port's app."""
-    return _app(edge, "plain"), _app(edge, "tls")
+    return build_app(edge, "plain"), build_app(edge, "tls")
 
 
-def _app(edge: Edge, listener: Listener) -> FastAPI:
+def build_app(edge: Edge, listener: Listener) -> FastAPI:
     advisor = edge.advisor
     dry_runs = api.DryRuns(advisor, edge.limits, edge.lane) if listener != "tls" else None
 

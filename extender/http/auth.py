@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -85,11 +86,13 @@ def kube_token_review(kubeconfig: str | None) -> Review:
     def review(token: str) -> Identity | None:
         body = client.V1TokenReview(spec=client.V1TokenReviewSpec(token=token))
         try:
-            status: Any = api.create_token_review(body, _request_timeout=5).status
+            raw: Any = api.create_token_review(body, _preload_content=False, _request_timeout=5)
+            status: Any = (json.loads(raw.data) or {}).get("status") or {}
         except Exception as exc:
             raise SourceError(f"cannot ask the API server about a token: {api_error_message(exc)}") from None
-        if status is None or not status.authenticated or status.user is None:
+        user = status.get("user") if isinstance(status, dict) else None
+        if not isinstance(user, dict) or status.get("authenticated") is not True:
             return None
-        return Identity(str(status.user.username or ""), tuple(status.user.groups or ()))
+        return Identity(str(user.get("username") or ""), tuple(str(g) for g in user.get("groups") or ()))
 
     return review

@@ -37,7 +37,7 @@ def _python_yaml_problem(body: bytes) -> str:
     except yaml.YAMLError as exc:
         return yaml_problem(exc)
     except RecursionError:
-        return "nests too deeply to read"
+        return "nests deeper than the parser reads"
     return "libyaml cannot read it"
 
 
@@ -58,7 +58,7 @@ def read_manifest(body: bytes) -> Any:
     except yaml.YAMLError:
         raise ManifestError(f"manifest is not valid JSON or YAML: {_python_yaml_problem(body)}") from None
     except RecursionError:
-        raise ManifestError("manifest nests too deeply to read") from None
+        raise ManifestError("manifest nests deeper than the parser reads (gpu-advisor takes 100 levels)") from None
 
 
 def read_manifest_file(path: str) -> Any:
@@ -72,7 +72,7 @@ def read_manifest_file(path: str) -> Any:
     except yaml.YAMLError as exc:
         raise ManifestError(f"{path}: not valid YAML or JSON: {yaml_problem(exc)}") from None
     except RecursionError:
-        raise ManifestError(f"{path}: nests too deeply to read") from None
+        raise ManifestError(f"{path}: nests deeper than the parser reads") from None
     if not docs:
         raise ManifestError(f"{path} holds no manifest")
     return docs[0]

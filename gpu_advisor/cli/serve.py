@@ -8,6 +8,7 @@ __all__ = ["register"]
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from extender.http.limits import Limits
     from gpu_advisor.serve import build_advisor, run
     from webhook.admission import AdmissionSettings
 
@@ -26,7 +27,12 @@ def _serve(args: argparse.Namespace) -> int:
         from extender.http.auth import TokenCheck, kube_token_review
 
         auth = TokenCheck(kube_token_review(args.kubeconfig), tuple(args.api_allow_group or ["system:authenticated"]))
-    return run(advisor, background, args.host, args.port, args.tls_cert, args.tls_key, args.tls_port, admission, auth)
+    limits = Limits(
+        header_timeout_s=args.header_timeout, body_timeout_s=args.body_timeout, dry_run_seconds=args.dry_run_seconds
+    )
+    return run(
+        advisor, background, args.host, args.port, args.tls_cert, args.tls_key, args.tls_port, admission, auth, limits
+    )
 
 
 def _seconds_arg(text: str) -> float:
@@ -37,6 +43,30 @@ def _seconds_arg(text: str) -> float:
     if not 1 <= value <= 3600:
         raise argparse.ArgumentTypeError(f"{text} s: choose between 1 and 3600 seconds")
     return value
+
+
+def _limits(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument(
+        "--header-timeout",
+        type=_seconds_arg,
+        default=10.0,
+        metavar="SECONDS",
+        help="close a connection that has not sent a request's headers within this (default 10)",
+    )
+    serve.add_argument(
+        "--body-timeout",
+        type=_seconds_arg,
+        default=30.0,
+        metavar="SECONDS",
+        help="answer 408 and close when a request's body has not arrived within this (default 30)",
+    )
+    serve.add_argument(
+        "--dry-run-seconds",
+        type=_seconds_arg,
+        default=10.0,
+        metavar="SECONDS",
+        help="time budget of a dry-run against a snapshot; past it the dry-run is stopped (default 10)",
+    )
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -90,4 +120,5 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="GROUP",
         help="with --api-auth: a group whose users may use /v1 (repeatable; default system:authenticated)",
     )
+    _limits(serve)
     serve.set_defaults(handler=_serve)
