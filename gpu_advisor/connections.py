@@ -18,6 +18,10 @@ __all__ = ["deadline_protocol"]
 def deadline_protocol(header_s: float, body_s: float, base: type[asyncio.Protocol] = AutoHTTPProtocol) -> type[Any]:
     """uvicorn's HTTP protocol (httptools or h11, whichever it uses) with read deadlines."""
 
+    # The app's body guard answers a slow body with a 408 at ``body_s``; this closes what is left a
+    # second later (a body stalled before the app read it, or a client that ignores the 408).
+    body_s = body_s + 1.0
+
     class Deadlines(base):  # type: ignore[valid-type,misc]
         _timer: asyncio.TimerHandle | None = None
         _mark = 0.0

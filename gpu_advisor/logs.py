@@ -22,7 +22,19 @@ def escape_controls(text: str, keep_newlines: bool = False) -> str:
     pattern = _CONTROLS if keep_newlines else _CONTROLS_AND_NEWLINES
     if not pattern.search(text):
         return text
-    return pattern.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return pattern.sub(_escaped, text)
+
+
+# A cause is a message's opening with its numbers blanked: asyncio writes the full text (with fds,
+# addresses and timer deadlines) into the message, so templates alone would not group it.
+_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escaped(match: re.Match[str]) -> str:
+    # No codec lookup here: at the file-descriptor limit even importing a codec module fails.
+    char = match.group()
+    return _NAMED.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
 
 
 class LogHygiene(logging.Filter):
@@ -39,7 +51,7 @@ class LogHygiene(logging.Filter):
         return decided
 
     def _decide(self, record: logging.LogRecord) -> bool:
-        cause = (record.name, str(record.msg))
+        cause = (record.name, _NUMBERS.sub("#", str(record.msg)[:60]))
         now = self.clock()
         start, count = self._seen.get(cause, (now, 0))
         if now - start >= self.window_s:
