@@ -23,6 +23,7 @@ from extender.http.guard import BodyGuard, InFlight, refused_counter
 from extender.http.limits import Limits
 from extender.http.offloop import Lane
 from gpu_advisor.auth_guard import V1Auth
+from gpu_advisor.openapi import document_edges
 from webhook.admission import AdmissionSettings
 from webhook.routes import build_router as build_webhook_router
 from webhook.rules import advise_with_rules
@@ -86,6 +87,7 @@ def build_app(edge: Edge, listener: Listener) -> FastAPI:
         # The one place extender code reaches into the webhook package: both live in one process.
         app.include_router(build_webhook_router(advisor, edge.admission, edge.limits.admission_body))
     _health_routes(app, advisor)
+    document_edges(app)
     assert edge.refused is not None
     app.add_middleware(BodyGuard, limits=edge.limits, refused=edge.refused, in_flight=edge.in_flight)
     if edge.auth is not None and listener != "tls":

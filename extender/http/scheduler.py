@@ -17,12 +17,13 @@ from pydantic import ValidationError
 
 from extender.errors import validation_problems
 from extender.http.advisor import Advisor
+from extender.http.docs import EXTENDER_DOCS
 from extender.http.offloop import BIG_CALL_NODES, Lane
 from extender.http.replies import FilterParts, ReplyFragments
 from extender.http.requests import MAX_DEPTH, BadRequest, json_reply, problem_for, read_json
 from extender.http.shapes import check_shape
 from extender.http.wire import ExtenderArgs
-from extender.model.pods import PodRequest, PodSpecError, pod_request
+from extender.model.pods import PodRequest, pod_request
 from extender.scoring import Verdict
 
 __all__ = ["build_router"]
@@ -64,8 +65,9 @@ async def _extender_args(request: Request, advisor: Advisor) -> _Parsed:
 def _request_of(args: ExtenderArgs) -> PodRequest:
     try:
         return pod_request(args.pod)
-    except PodSpecError as exc:
-        meta = args.pod.get("metadata") or {}
+    except Exception as exc:  # PodSpecError, or a value the parser did not foresee (a null container)
+        meta = args.pod.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
         # The API server already admitted this pod: a bad gpu-advisor knob must not strand it.
         log.warning(
             "pod %s/%s: %s; judging its GPU count only (fail open)", meta.get("namespace"), meta.get("name"), exc
@@ -73,7 +75,7 @@ def _request_of(args: ExtenderArgs) -> PodRequest:
         try:
             spec_only = {"spec": args.pod.get("spec") or {}}
             return pod_request(spec_only)
-        except PodSpecError:
+        except Exception:
             return PodRequest()
 
 
@@ -92,7 +94,7 @@ def build_router(advisor: Advisor, lane: Lane | None = None) -> APIRouter:
     metrics = advisor.metrics
     fragments = ReplyFragments()
 
-    @router.post("/scheduler/filter", tags=["scheduler extender"])
+    @router.post("/scheduler/filter", tags=["scheduler extender"], **EXTENDER_DOCS)
     async def scheduler_filter(request: Request) -> Response:
         started = time.perf_counter()
         found = await _parsed(request, advisor, "filter")
@@ -119,7 +121,7 @@ def build_router(advisor: Advisor, lane: Lane | None = None) -> APIRouter:
         metrics.seconds.labels("filter").observe(time.perf_counter() - started)
         return Response(text, media_type="application/json")
 
-    @router.post("/scheduler/prioritize", tags=["scheduler extender"])
+    @router.post("/scheduler/prioritize", tags=["scheduler extender"], **EXTENDER_DOCS)
     async def scheduler_prioritize(request: Request) -> Response:
         started = time.perf_counter()
         found = await _parsed(request, advisor, "prioritize")

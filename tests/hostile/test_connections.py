@@ -59,7 +59,9 @@ def test_a_socket_that_does_not_send_its_headers_is_closed(
         assert closed
 
 
-def test_a_half_sent_body_gets_a_408_and_the_socket_is_closed(server: tuple[int, subprocess.Popen[bytes], Path]) -> None:
+def test_a_half_sent_body_gets_a_408_and_the_socket_is_closed(
+    server: tuple[int, subprocess.Popen[bytes], Path],
+) -> None:
     with socket.create_connection(("127.0.0.1", server[0])) as sock:
         sock.sendall(b"POST /v1/dry-run HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nkind: Pod\n")
         closed, reply = closed_within(sock, 5.0)
