@@ -23,7 +23,7 @@ class PodIndex:
 
     def put(self, kind: str, pod: Mapping[str, Any]) -> None:
         uid = str((pod.get("metadata") or {}).get("uid") or "")
-        place = pod_place(pod) if kind != "DELETED" else None
+        place = _place(pod) if kind != "DELETED" else None
         with self._lock:
             if place is None:
                 self._places.pop(uid, None)
@@ -33,7 +33,7 @@ class PodIndex:
     def reset(self, pods: Iterable[Mapping[str, Any]]) -> None:
         fresh = {}
         for pod in pods:
-            place = pod_place(pod)
+            place = _place(pod)
             if place is not None:
                 fresh[str((pod.get("metadata") or {}).get("uid") or "")] = place
         with self._lock:
@@ -42,6 +42,15 @@ class PodIndex:
     def places(self) -> list[PodPlace]:
         with self._lock:
             return list(self._places.values())
+
+
+def _place(pod: Mapping[str, Any]) -> PodPlace | None:
+    """Where a pod runs; a pod of a shape that cannot be read is placed nowhere (the cluster model
+    counts it as invalid) rather than stopping the index."""
+    try:
+        return pod_place(pod)
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 def directory_source(state: ClusterState, pods: PodIndex | Iterable[Mapping[str, Any]]) -> Callable[[], Directory]:
