@@ -21,6 +21,7 @@ from extender.sources.pod_index import PodIndex, directory_source
 from extender.sources.policy_file import load_policy
 from extender.sources.polling import Telemetry
 from extender.sources.prometheus import PrometheusTelemetry, PrometheusUrlError
+from extender.sources.telemetry_trust import TelemetryTrust
 from webhook.admission import AdmissionSettings
 
 __all__ = ["ServeError", "build_advisor", "run"]
@@ -95,6 +96,7 @@ def build_advisor(
         )
         board = live.board
         background.parts.append(live)
+        registry.register(TelemetryTrust(board))
     return Advisor(state=state, telemetry=board, policy=policy, registry=registry), background
 
 
