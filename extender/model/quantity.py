@@ -58,7 +58,7 @@ def count_quantity(value: Any) -> int:
         m = _QUANTITY.fullmatch(text) if len(text) <= _MAX_TEXT else None
         if m is None:
             shown = repr(text) if len(text) <= _MAX_TEXT else repr(text[:_MAX_TEXT]) + "…"
-            raise QuantityError(f"{shown} is not a quantity such as 1, 8 or 2k")
+            raise QuantityError(f"{shown} is not a number (a quantity such as 1, 8 or 2k)")
         sign, digits, suffix = m.groups()
         number = _EXACT.multiply(decimal.Decimal(sign + digits), _scale(suffix or ""))
     if number < 0:
