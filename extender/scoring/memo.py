@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
+from itertools import count
 from typing import Any
 
 from extender.model.pods import PodRequest
@@ -79,11 +80,14 @@ class VerdictMemo:
     The owner of a ClusterState subscribes :meth:`forget` to it, so a warm lookup is one dict probe
     per node with no check of the node itself (at 5,000 candidates that is what keeps a call within
     a few milliseconds). A shape's whole table expires at the first moment any reading it used turns
-    stale.
+    stale. Each table carries a version, new whenever a verdict is added or forgotten, so a caller
+    that kept what it made of the table (a whole encoded reply) knows when it may reuse it.
     """
 
     def __init__(self) -> None:
+        # shape → (verdicts by node name, [valid until, version])
         self._tables: dict[Shape, tuple[dict[str, Verdict], list[float]]] = {}
+        self._versions = count(1)
         self._shapes: dict[tuple[Any, ...], Shape] = {}
         self._plan_keys: dict[tuple[PodRequest, ScoringPolicy], PlanKey] = {}
         self._lock = threading.Lock()
@@ -108,8 +112,14 @@ class VerdictMemo:
         if found is None or now >= found[1][0]:
             if len(self._tables) > 256:
                 self._tables.clear()
-            found = self._tables[shape] = ({}, [float("inf")])
+            found = self._tables[shape] = ({}, [float("inf"), next(self._versions)])
         return found[0]
+
+    def version(self, shape: Shape, now: float) -> float | None:
+        """The version of the shape's table (None if it has none, or it expired): equal versions,
+        equal verdicts."""
+        found = self._tables.get(shape)
+        return None if found is None or now >= found[1][0] else found[1][1]
 
     def remember(
         self,
@@ -126,14 +136,17 @@ class VerdictMemo:
                 return
             table[verdict.node] = verdict
             found = self._tables.get(shape)
-            if found is not None and valid_until < found[1][0]:
-                found[1][0] = valid_until
+            if found is not None:
+                found[1][1] = next(self._versions)
+                if valid_until < found[1][0]:
+                    found[1][0] = valid_until
 
     def forget(self, names: Iterable[str] | None) -> None:
         with self._lock:
             if names is None:
                 self._tables.clear()
                 return
-            for table, _ in list(self._tables.values()):
+            for table, until_version in list(self._tables.values()):
+                until_version[1] = next(self._versions)
                 for name in names:
                     table.pop(name, None)
