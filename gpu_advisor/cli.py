@@ -149,7 +149,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     try:
         advisor, background = build_advisor(
-            args.cluster, args.prometheus, args.policy, args.kubeconfig, args.scrape_agents
+            args.cluster,
+            args.prometheus,
+            args.policy,
+            args.kubeconfig,
+            args.scrape_agents,
+            require_telemetry=args.require_telemetry,
+            telemetry_window_s=args.telemetry_window,
         )
     except ServeError as exc:
         raise CliError(str(exc)) from None
@@ -243,6 +249,26 @@ def _read_manifest(path: str) -> Any:
     return docs[0]
 
 
+def _telemetry(args: argparse.Namespace, snap: Any, state: Any, max_age_s: float, pod_key: str | None = None) -> Any:
+    """The snapshot's readings, or one poll of ``--prometheus`` (with the pod's SM history for diagnose).
+    A malformed URL is bad input; a Prometheus that does not answer only weakens the answer."""
+    board = snap.telemetry(max_age_s)
+    if not args.prometheus:
+        return board
+    from extender.sources.pod_index import directory_source
+    from extender.sources.prometheus import PrometheusTelemetry, PrometheusUrlError
+
+    try:
+        source = PrometheusTelemetry(args.prometheus, board, where=directory_source(state, snap.pods))
+    except PrometheusUrlError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        source.refresh_with_history(pod_key) if pod_key else source.refresh()
+    except Exception as exc:  # a missing Prometheus weakens the answer; it does not stop it
+        print(f"gpu-advisor: warning: no telemetry from {args.prometheus}: {exc}", file=sys.stderr)
+    return board
+
+
 def _cmd_explain(args: argparse.Namespace) -> int:
     from extender.advice import render
     from extender.advice.dryrun import DryRunError, dry_run
@@ -252,11 +278,10 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     manifest = _read_manifest(args.manifest)
     snap = _load_cluster(args.cluster, args.kubeconfig)
     policy = ScoringPolicy()
-    nodes = snap.cluster(args.cluster).nodes_by_name()
+    state = snap.cluster(args.cluster)
+    telemetry = _telemetry(args, snap, state, policy.telemetry_max_age_s)
     try:
-        answer = dry_run(
-            manifest, nodes, snap.telemetry(policy.telemetry_max_age_s), policy, time.time(), None, advise_with_rules
-        )
+        answer = dry_run(manifest, state.nodes_by_name(), telemetry, policy, time.time(), None, advise_with_rules)
     except DryRunError as exc:
         raise CliError(f"{args.manifest}: {exc}") from None
     print(answer.model_dump_json(indent=2) if args.json else render.dry_run_report(answer))
@@ -281,15 +306,9 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
     if pod is None:
         raise CliError(f"no GPU pod {args.namespace}/{args.pod} in {args.cluster}")
     policy = ScoringPolicy()
-    telemetry = snap.telemetry(policy.telemetry_max_age_s)
-    if args.prometheus:
-        from extender.sources.prometheus import PrometheusTelemetry
-
-        try:
-            PrometheusTelemetry(args.prometheus, telemetry).refresh_with_history(f"{args.namespace}/{args.pod}")
-        except Exception as exc:  # a missing Prometheus weakens the answer; it does not stop it
-            print(f"gpu-advisor: warning: no telemetry from {args.prometheus}: {exc}", file=sys.stderr)
-    result = diagnose(pod, snap.cluster(args.cluster).nodes_by_name(), telemetry, policy, time.time())
+    state = snap.cluster(args.cluster)
+    telemetry = _telemetry(args, snap, state, policy.telemetry_max_age_s, f"{args.namespace}/{args.pod}")
+    result = diagnose(pod, state.nodes_by_name(), telemetry, policy, time.time())
     print(json.dumps(result.to_dict(), indent=2) if args.json else render.diagnosis_report(result))
     return 0
 
@@ -339,6 +358,16 @@ def _add_topology_source(p: argparse.ArgumentParser) -> None:
     src.add_argument("--example", metavar="NAME", help="a bundled machine, e.g. dgx1-v100, hgx-h100, l40s-pcie")
 
 
+def _seconds_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 1 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"{text} s: choose between 1 and 3600 seconds")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpu-advisor", description="Topology-aware GPU placement advice.")
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
@@ -377,6 +406,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series, for live telemetry")
     serve.add_argument(
+        "--require-telemetry",
+        action="store_true",
+        help="exit (2) at start unless the telemetry source answers; later outages only make scores neutral",
+    )
+    serve.add_argument(
+        "--telemetry-window",
+        type=_seconds_arg,
+        default=60.0,
+        metavar="SECONDS",
+        help="SM activity is averaged over this window (default 60)",
+    )
+    serve.add_argument(
         "--scrape-agents",
         action="store_true",
         help="read telemetry from the node agents' /metrics (no Prometheus needed; --cluster kube)",
@@ -406,6 +447,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the built-in simulated cluster (default), the live cluster, or a snapshot file",
     )
     explain.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
+    explain.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series: live headroom")
     explain.add_argument("--json", action="store_true", help="print the dry-run answer as JSON")
     explain.set_defaults(handler=_cmd_explain)
 

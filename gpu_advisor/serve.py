@@ -13,8 +13,10 @@ from extender.http.advisor import Advisor
 from extender.model.readings import TelemetryBoard
 from extender.scoring import PolicyError, ScoringPolicy
 from extender.sources.agent_scrape import AgentScrapeTelemetry
+from extender.sources.pod_index import PodIndex, directory_source
 from extender.sources.policy_file import load_policy
-from extender.sources.prometheus import PrometheusTelemetry
+from extender.sources.polling import Telemetry
+from extender.sources.prometheus import PrometheusTelemetry, PrometheusUrlError
 from extender.sources.snapshot import SnapshotError, load_snapshot, simulated_cluster
 from webhook.admission import AdmissionSettings
 
@@ -65,6 +67,8 @@ def build_advisor(
     policy_file: str | None,
     kubeconfig: str | None = None,
     scrape_agents: bool = False,
+    require_telemetry: bool = False,
+    telemetry_window_s: float = 60.0,
 ) -> tuple[Advisor, Background]:
     try:
         policy = load_policy(policy_file) if policy_file else ScoringPolicy()
@@ -72,6 +76,7 @@ def build_advisor(
         raise ServeError(str(exc)) from None
     background = Background()
     board: TelemetryBoard | None = None
+    pods: PodIndex | list[dict[str, Any]] = []  # where pods run, for placing telemetry series
     if cluster == "simulated":
         snap = simulated_cluster()
         state = snap.cluster("simulated")
@@ -84,7 +89,9 @@ def build_advisor(
             api = kube_api(kubeconfig)
         except Exception as exc:
             raise ServeError(f"cannot reach the cluster: {exc}") from None
-        background.parts.append(KubeSource(api, state, on_synced=settle_memory))
+        watch = KubeSource(api, state, on_synced=settle_memory)
+        pods = watch.pod_index
+        background.parts.append(watch)
     else:
         if not Path(cluster).exists():
             raise ServeError(f"--cluster {cluster}: not 'simulated', 'kube' or an existing snapshot file")
@@ -94,19 +101,52 @@ def build_advisor(
             raise ServeError(str(exc)) from None
         state = snap.cluster(f"snapshot {cluster}")
         board = snap.telemetry(policy.telemetry_max_age_s)
+        pods = snap.pods
+    if prometheus or scrape_agents or require_telemetry:
+        live = _live_telemetry(
+            state, pods, policy, prometheus, scrape_agents, cluster, kubeconfig, require_telemetry, telemetry_window_s
+        )
+        board = live.board
+        background.parts.append(live)
+    return Advisor(state=state, telemetry=board, policy=policy), background
+
+
+def _live_telemetry(
+    state: ClusterState,
+    pods: PodIndex | list[dict[str, Any]],
+    policy: ScoringPolicy,
+    prometheus: str | None,
+    scrape_agents: bool,
+    cluster: str,
+    kubeconfig: str | None,
+    require: bool,
+    window_s: float,
+) -> Telemetry:
+    """The polled telemetry source asked for; with ``require``, one that answers now."""
     if prometheus and scrape_agents:
         raise ServeError("choose one telemetry source: --prometheus or --scrape-agents")
+    board = TelemetryBoard(policy.telemetry_max_age_s)
+    where = directory_source(state, pods)
     if prometheus:
-        board = TelemetryBoard(policy.telemetry_max_age_s)
-        background.parts.append(PrometheusTelemetry(prometheus, board))
-    if scrape_agents:
-        if cluster != "kube":
-            raise ServeError("--scrape-agents finds the agents through the API server: use it with --cluster kube")
-        from extender.sources.kube import agent_targets, kube_api
+        try:
+            source = PrometheusTelemetry(prometheus, board, where=where, window_s=window_s)
+            if require:
+                source.check()
+        except (PrometheusUrlError, RuntimeError) as exc:
+            raise ServeError(str(exc)) from None
+        return source
+    if not scrape_agents:
+        raise ServeError("--require-telemetry needs a telemetry source: --prometheus URL or --scrape-agents")
+    if cluster != "kube":
+        raise ServeError("--scrape-agents finds the agents through the API server: use it with --cluster kube")
+    from extender.sources.kube import agent_targets, kube_api
 
-        board = TelemetryBoard(policy.telemetry_max_age_s)
-        background.parts.append(AgentScrapeTelemetry(agent_targets(kube_api(kubeconfig)), board))
-    return Advisor(state=state, telemetry=board, policy=policy), background
+    agents = AgentScrapeTelemetry(agent_targets(kube_api(kubeconfig)), board, where=where)
+    if require:
+        agents.refresh()
+        if board.last_error:
+            raise ServeError(f"--require-telemetry: the node agents do not answer: {board.last_error}")
+    return agents
 
 
 def uvicorn_config(app: Any, host: str, port: int, **extra: Any) -> Any:

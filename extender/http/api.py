@@ -11,6 +11,7 @@ from extender.advice.dryrun import DryRunAnswer, DryRunError, dry_run
 from extender.cluster.state import NodeState
 from extender.http.advisor import Advisor
 from extender.http.requests import BadRequest, problem, read_body, read_manifest
+from extender.http.telemetry import GpuLive, gpus_live
 from extender.model.readings import TelemetryBoard
 from extender.scoring import VerdictMemo
 
@@ -29,6 +30,7 @@ class NodeSummary(BaseModel):
     numa_groups: dict[str, list[int]] | None
     fingerprint: str | None
     telemetry_age_s: float | None = Field(description="age of the newest GPU reading (None: none)")
+    gpus_live: list[GpuLive] = Field(description="per GPU (and MIG instance): SM %, VRAM, age, holding pod")
     pods: list[str]
 
 
@@ -52,6 +54,7 @@ def _summary(node: NodeState, telemetry: TelemetryBoard | None, now: float) -> d
         "numa_groups": {str(k): v for k, v in topo.numa_groups().items()} if topo else None,
         "fingerprint": topo.fingerprint if topo else None,
         "telemetry_age_s": None if age is None else round(age, 1),
+        "gpus_live": gpus_live(node, telemetry, now),
         "pods": [p.key for p in node.pods],
     }
 

@@ -26,6 +26,7 @@ from extender.cluster.state import (
     bound_pod,
     node_state,
 )
+from extender.sources.pod_index import PodIndex
 
 __all__ = ["KubeSource", "agent_targets", "kube_api", "list_cluster"]
 
@@ -160,6 +161,7 @@ class KubeSource:
         self.clock = clock
         self.nodes: dict[str, dict[str, Any]] = {}
         self.pods: dict[str, tuple[str, BoundPod]] = {}  # pod uid → (node, pod)
+        self.pod_index = PodIndex()  # every bound pod's node and IP, for placing telemetry series
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._synced = {"nodes": False, "pods": False}
@@ -188,6 +190,7 @@ class KubeSource:
 
     def _set_pod(self, kind: str, obj: dict[str, Any]) -> None:
         uid = str((obj.get("metadata") or {}).get("uid") or "")
+        self.pod_index.put(kind, obj)
         with self._lock:
             touched = set()
             old = self.pods.pop(uid, None)
@@ -211,6 +214,7 @@ class KubeSource:
             if what == "nodes":
                 self.nodes = {str(i["metadata"]["name"]): _slim_node(i) for i in items}
             else:
+                self.pod_index.reset(items)
                 self.pods = {}
                 for item in items:
                     found = bound_pod(item)

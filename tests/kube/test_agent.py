@@ -252,7 +252,7 @@ def test_the_extender_can_scrape_agents_directly(kubelet, apiserver, tmp_path) -
         MACHINE.gpus[2].used_mib = 0
     node = node_state(apiserver.objects["nodes"]["gpu-1"])
     verdict = evaluate(PodRequest(gpus=2), node, "gpu-1", board, ScoringPolicy(), Clock()())
-    assert verdict.gpus == (2, 3) and "GPU 2 is free yet holds 68 GiB VRAM" in verdict.reason
+    assert verdict.gpus == (2, 3) and "GPU 2 is idle but memory held (68 GiB" in verdict.reason
 
 
 def test_agents_are_found_by_their_pod_label(apiserver: FakeApiServer) -> None:
