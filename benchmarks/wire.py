@@ -165,21 +165,45 @@ def measure(args: argparse.Namespace, snapshot: Path, work: Path, names: list[st
                 with server([*noop_argv, "--port", str(noop_port)], noop_port):
                     for count in args.counts:
                         for connections in (1, 8):
-                            a = wrk(advisor_port, f"/scheduler/{verb}", files[count], connections, args.duration)
-                            n = wrk(noop_port, f"/scheduler/{verb}", files[count], connections, args.duration)
                             row = {"refresh": refresh, "names": count, "verb": verb, "connections": connections}
-                            row |= {f"advisor_{k}": v for k, v in a.items()} | {f"noop_{k}": v for k, v in n.items()}
-                            row["ratio"] = n["rps"] / a["rps"]
-                            rows.append(row)
-                            print(
-                                f"{'yes' if refresh else 'no':>7} {count:>5} {verb:<10} {connections:>2} "
-                                f"{a['rps']:>9.0f} {a['p50_ms']:>7.2f} {a['p99_ms']:>7.2f} "
-                                f"{n['rps']:>9.0f} {n['p50_ms']:>7.2f} {n['p99_ms']:>7.2f} {row['ratio']:>6.2f}×",
-                                flush=True,
+                            row |= pair(
+                                args, (advisor_port, noop_port), f"/scheduler/{verb}", files[count], connections
                             )
+                            rows.append(row)
+                            print_row(row)
             if refresh:
                 print(f"advisor RSS after the refresh runs: {rss_mib(advisor.pid)[0]:.0f} MiB")
     return rows
+
+
+def pair(args: argparse.Namespace, ports: tuple[int, int], path: str, bodies: Path, connections: int) -> dict[str, Any]:
+    """Advisor then no-op, ``--repeat`` times in turn (a busy machine slows both alike within a
+    turn); medians, and the spread of the ratio."""
+    turns = [
+        (
+            wrk(ports[0], path, bodies, connections, args.duration),
+            wrk(ports[1], path, bodies, connections, args.duration),
+        )
+        for _ in range(args.repeat)
+    ]
+    ratios = sorted(n["rps"] / a["rps"] for a, n in turns)
+    row: dict[str, Any] = {}
+    for i, who in enumerate(("advisor", "noop")):
+        for key in ("rps", "p50_ms", "p99_ms"):
+            row[f"{who}_{key}"] = statistics.median(turn[i][key] for turn in turns)
+    row |= {"ratio": statistics.median(ratios), "ratio_min": ratios[0], "ratio_max": ratios[-1]}
+    row["load1"] = os.getloadavg()[0]
+    return row
+
+
+def print_row(row: dict[str, Any]) -> None:
+    print(
+        f"{'yes' if row['refresh'] else 'no':>7} {row['names']:>5} {row['verb']:<10} {row['connections']:>2} "
+        f"{row['advisor_rps']:>9.0f} {row['advisor_p50_ms']:>7.2f} {row['advisor_p99_ms']:>7.2f} "
+        f"{row['noop_rps']:>9.0f} {row['noop_p50_ms']:>7.2f} {row['noop_p99_ms']:>7.2f} "
+        f"{row['ratio']:>6.2f}× ({row['ratio_min']:.2f}–{row['ratio_max']:.2f}) load {row['load1']:.1f}",
+        flush=True,
+    )
 
 
 def cold_calls(snapshot: Path, names: list[str], counts: list[int]) -> dict[int, list[float]]:
@@ -237,6 +261,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=5000, help="nodes in the synthetic cluster (default 5000)")
     parser.add_argument("--duration", type=int, default=3, help="seconds per wrk run (default 3)")
+    parser.add_argument("--repeat", type=int, default=3, help="advisor/no-op turns per case (default 3)")
     parser.add_argument("--counts", type=lambda s: [int(x) for x in s.split(",")], default=[1, 100, 500, 5000])
     parser.add_argument("--out", type=Path, default=HERE / "results", help="where wire.csv and wire.png go")
     args = parser.parse_args()
