@@ -123,7 +123,8 @@ async def run(
 ) -> tuple[list[float], list[float], float]:
     timed = ServerTime(app)
     transport = httpx.ASGITransport(app=timed)
-    cold, steady = [], []
+    cold: list[float] = []
+    steady: list[float] = []
     async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
         bodies = {k: body(names, k) for k in (1, 2, 4, 8)}
         seen: set[int] = set()

@@ -160,6 +160,6 @@ def test_a_reused_reply_follows_a_node_that_changes(api: TestClient, advisor) ->
 
 
 def test_node_names_that_are_not_all_strings_get_400_naming_the_item(api: TestClient) -> None:
-    body = args({"nvidia.com/gpu": "1"}, names=["dgx1-v100-a", 7])
+    body = args({"nvidia.com/gpu": "1"}, names=["dgx1-v100-a", 7])  # type: ignore[list-item]
     reply = api.post("/scheduler/filter", json=body)
     assert reply.status_code == 400 and "NodeNames.1: Input should be a valid string" in reply.json()["detail"]

@@ -14,8 +14,9 @@ import grpc
 import pytest
 from kubernetes import client
 
-from extender.agent.loop import Agent, PodResourcesClient
+from extender.agent.loop import Agent
 from extender.agent.podresources import api_pb2, api_pb2_grpc
+from extender.agent.podresources_client import PodResourcesClient
 from extender.cluster.state import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, FreeReport
 from extender.model.topology import GpuTopology
 from extender.sources.nvml import NvmlUnavailable, discover_topology
