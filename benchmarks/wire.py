@@ -1,6 +1,6 @@
 """The extender over the wire: the real server against a true no-op, in one run, with wrk.
 
-    apt-get install wrk; pip install -e '.[bench]'
+    apt-get install wrk; pip install -e '.[test]'
     python benchmarks/wire.py [--nodes 5000] [--duration 3] [--out benchmarks/results]
 
 Builds the 5,000-node synthetic cluster of benchmarks/extender.py as a JSON snapshot, starts
