@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import ssl
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -150,7 +150,7 @@ def test_no_server_at_the_address_is_one_line(apiserver: FakeApiServer) -> None:
 # -- outside a cluster: a kubeconfig ------------------------------------------------------------------
 
 
-def kubeconfig(cluster: dict[str, object], user: dict[str, object]) -> dict[str, object]:
+def kubeconfig(cluster: Mapping[str, object], user: Mapping[str, object]) -> dict[str, object]:
     return {
         "apiVersion": "v1",
         "kind": "Config",

@@ -90,7 +90,7 @@ def view(tmp_path: Path) -> View:
     ],
 )
 def test_numbers_are_written_as_go_and_prometheus_client_write_them(value: float, text: str) -> None:
-    assert go_float(value) == text == floatToGoString(value)
+    assert go_float(value) == text == floatToGoString(value)  # type: ignore[no-untyped-call]
 
 
 def test_the_agents_metrics_are_byte_for_byte_what_prometheus_client_wrote(view: View) -> None:
