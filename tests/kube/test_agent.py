@@ -21,9 +21,9 @@ from extender.agent.podresources_client import PodResourcesClient
 from extender.cluster.state import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, FreeReport
 from extender.model.topology import GpuTopology
 from extender.sources.nvml import NvmlUnavailable, discover_topology
-from tests import machines
-from tests.fake_apiserver import FakeApiServer, node
-from tests.fake_nvml import fake_pynvml
+from tests.fakes import machines
+from tests.fakes.apiserver import FakeApiServer, node
+from tests.fakes.nvml import fake_pynvml
 
 
 class FakeKubelet(api_pb2_grpc.PodResourcesListerServicer):
