@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from extender.cluster.state import ClusterState
 from extender.sources.kube_watch import KubeSource
-from tests.fake_apiserver import FakeApiServer
+from tests.fakes.apiserver import FakeApiServer
 
 POISON = "9" * 400 + "Gi"  # a valid annotation string to the API server; 1e400 MiB to a float
 

@@ -21,7 +21,7 @@ from extender.sources.agent_scrape import AgentScrapeTelemetry, AgentTarget
 from extender.sources.pod_index import directory_source
 from extender.sources.telemetry_trust import TelemetryTrust
 from tests.containment.live import metric
-from tests.fake_apiserver import node
+from tests.fakes.apiserver import node
 
 GPU0 = {"gpu": "0", "UUID": "GPU-0000", "device": "nvidia0", "modelName": "NVIDIA H100 80GB HBM3"}
 

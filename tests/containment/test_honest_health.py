@@ -19,7 +19,7 @@ from extender.sources.kube_watch import KubeSource
 from extender.sources.watch_health import WatchHealth
 from gpu_advisor.app import create_app
 from tests.containment.live import eventually, live_source, metric
-from tests.fake_apiserver import FakeApiServer, node
+from tests.fakes.apiserver import FakeApiServer, node
 
 
 class Clock:

@@ -11,7 +11,7 @@ import pytest
 from extender.cluster.containment import contained_node_state
 from extender.cluster.state import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, MachineTypes
 from tests.containment.live import eventually, free, live_source, metric
-from tests.fake_apiserver import FakeApiServer, node, pod
+from tests.fakes.apiserver import FakeApiServer, node, pod
 
 INVALID = "gpu_advisor_invalid_objects"
 
@@ -24,7 +24,7 @@ def fake() -> Iterator[FakeApiServer]:
 
 
 def broken(**changes: Any) -> dict[str, Any]:
-    obj = node("bad", gpus=8)
+    obj: dict[str, Any] = node("bad", gpus=8)
     for path, value in changes.items():
         *parents, last = path.split("__")
         target = obj

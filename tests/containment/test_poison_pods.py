@@ -11,7 +11,7 @@ import pytest
 
 from extender.model.pods import ANNOTATION_GPU_MEMORY, ANNOTATION_INTERCONNECT
 from tests.containment.live import POISON, annotated, eventually, free, live_source, metric
-from tests.fake_apiserver import FakeApiServer, node, pod
+from tests.fakes.apiserver import FakeApiServer, node, pod
 
 INVALID = "gpu_advisor_invalid_objects"
 
