@@ -12,7 +12,17 @@ from typing import Any
 
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-__all__ = ["deadline_protocol"]
+__all__ = ["deadline_protocol", "time_left"]
+
+
+def time_left(cycle: Any, waited: float, header_s: float, body_s: float) -> float | None:
+    """Seconds a connection has left to deliver what it owes (≤ 0: close it; None: it owes nothing,
+    the request is in and the app answers it)."""
+    if cycle is None or cycle.response_complete:  # no new request's headers yet
+        return header_s - waited
+    if cycle.more_body:  # headers in, body still arriving
+        return body_s - waited
+    return None
 
 
 def deadline_protocol(header_s: float, body_s: float, base: type[asyncio.Protocol] = AutoHTTPProtocol) -> type[Any]:
@@ -52,19 +62,11 @@ def deadline_protocol(header_s: float, body_s: float, base: type[asyncio.Protoco
             self._timer = None
             if self.transport.is_closing():
                 return
-            cycle = self.cycle
-            waited = self.loop.time() - self._mark
-            if cycle is None or cycle.response_complete:  # no new request's headers yet
-                if waited >= header_s:
-                    self.transport.close()
-                else:
-                    self._timer = self.loop.call_later(header_s - waited, self._check)
-            elif cycle.more_body:  # headers in, body still arriving
-                if waited >= body_s:
-                    self.transport.close()
-                else:
-                    self._timer = self.loop.call_later(body_s - waited, self._check)
-            # else: the request is in; the app answers it
+            left = time_left(self.cycle, self.loop.time() - self._mark, header_s, body_s)
+            if left is not None and left <= 0:
+                self.transport.close()
+            elif left is not None:
+                self._timer = self.loop.call_later(left, self._check)
 
     Deadlines.__name__ = f"Deadline{base.__name__}"
     return Deadlines

@@ -184,8 +184,7 @@ def run(
     limits: Limits | None = None,
 ) -> int:
     """Serve plain HTTP on ``port`` (extender, /v1, health, metrics) and, with a certificate, HTTPS on
-    ``tls_port`` (the admission webhooks and health: the API server only calls webhooks over TLS).
-    Each port answers only its own routes."""
+    ``tls_port`` (webhooks and health: the API server calls webhooks over TLS only); each its own routes."""
     import asyncio
 
     import uvicorn
