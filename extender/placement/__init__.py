@@ -67,7 +67,7 @@ def assess(
     cliques: bool = False,
 ) -> Assessment:
     """One-shot :meth:`Placer.assess` (nothing is remembered between calls)."""
-    return Placer().assess(topo, k, free, policy, required, cliques)
+    return Placer(tables=False).assess(topo, k, free, policy, required, cliques)
 
 
 def best_placement(
@@ -81,12 +81,12 @@ def best_placement(
 
     ``free`` defaults to every GPU; ``required`` GPUs must be part of the set.
     """
-    return Placer().best_placement(topo, k, free, required, policy)
+    return Placer(tables=False).best_placement(topo, k, free, required, policy)
 
 
 def leaves_behind(topo: GpuTopology, free: Iterable[int]) -> Leaves:
     """Fragmentation of a free set as it stands: what requests of 2, 4, 8 GPUs could still get."""
-    wiring = Wiring(topo)
+    wiring = Wiring(topo, tables=False)
     return leaves_of(wiring, wiring.matrix.mask_of(free, "free"))
 
 

@@ -39,15 +39,18 @@ POLICIES: Mapping[PolicyName, Policy] = {"ideal": Ideal(), "nvidia-best-effort":
 class Placer:
     """Placement answers, remembered per wiring."""
 
-    def __init__(self) -> None:
+    def __init__(self, tables: bool = True) -> None:
+        """``tables``: answer boards of up to 8 GPUs from a table built at first sight of each machine
+        type (a few ms each); a one-shot question is cheaper searched."""
         self._wirings: dict[str, Wiring] = {}
+        self._tables = tables
 
     def wiring(self, topo: GpuTopology) -> Wiring:
         found = self._wirings.get(topo.fingerprint)
         if found is None:
             if len(self._wirings) >= _WIRING_LIMIT:
                 self._wirings.clear()
-            found = self._wirings[topo.fingerprint] = Wiring(topo)
+            found = self._wirings[topo.fingerprint] = Wiring(topo, self._tables)
         return found
 
     def forget_answers(self) -> None:
@@ -103,12 +106,17 @@ def _assess(
     placement, share = None, 1.0
     if problem is None:
         try:
-            chosen = POLICIES[policy].choose(wiring, free_mask, required_mask, k)
+            table = wiring.table
+            if table is not None and not required_mask:
+                taken = table.choices[policy][k][free_mask]
+                chosen, score = tuple(bits(taken)), table.score[taken]
+            else:
+                chosen = POLICIES[policy].choose(wiring, free_mask, required_mask, k)
+                taken, score = sum(1 << p for p in chosen), m.score(chosen)
         except PlacementImpossible as exc:
             problem = str(exc)
         else:
-            taken = sum(1 << p for p in chosen)
-            placement = Placement(m.gpus_of(taken), m.score(chosen), policy, leaves_of(wiring, free_mask & ~taken))
+            placement = Placement(m.gpus_of(taken), score, policy, leaves_of(wiring, free_mask & ~taken))
             share = _nvlink_share(wiring, chosen)
     node_clique = free_clique = None
     if cliques:

@@ -12,6 +12,7 @@ from typing import Any
 from extender.model.topology import GpuTopology
 from extender.placement.best_sets import max_sets
 from extender.placement.matrix import Matrix, matrix_of
+from extender.placement.table import TABLE_LIMIT, Table, build_table
 
 __all__ = ["CACHE_LIMIT", "Wiring"]
 
@@ -21,9 +22,13 @@ CACHE_LIMIT = 65536
 class Wiring:
     """One board's matrix and memos; every key is content (masks, sizes, policy names)."""
 
-    def __init__(self, topo: GpuTopology) -> None:
+    def __init__(self, topo: GpuTopology, tables: bool = True) -> None:
         self.fingerprint = topo.fingerprint
         self.matrix: Matrix = matrix_of(topo)
+        # Boards of up to 8 GPUs get every answer up front (a few ms, once per machine type).
+        self.table: Table | None = build_table(self.matrix) if tables and len(topo.indices) <= TABLE_LIMIT else None
+        # What each free mask leaves (fragmentation), shared by every answer that leaves that mask.
+        self.leaves: dict[int, Any] = {}
         self._best_scores: dict[tuple[int, int], int | None] = {}
         # nvidia-best-effort's partition sub-results by (k, required mask), and its group scores.
         self.partitions: dict[tuple[int, int], dict[tuple[int, bool], int]] = {}
@@ -37,6 +42,8 @@ class Wiring:
             return None
         if k <= 1:
             return 0
+        if self.table is not None:
+            return self.table.best[k][free_mask]
         key = (free_mask, k)
         found = self._best_scores.get(key, -1)
         if found == -1:
@@ -50,6 +57,7 @@ class Wiring:
         if len(self.answers) >= CACHE_LIMIT or sum(map(len, self.partitions.values())) >= 16 * CACHE_LIMIT:
             self.answers.clear()
             self.partitions.clear()
+            self.leaves.clear()
         self.answers[key] = answer
 
     def forget_answers(self) -> None:
