@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from itertools import combinations
 from typing import Literal
 
+from extender.placement.bounded import EXACT_LIMIT, good_partition, good_set
 from extender.placement.matrix import PlacementImpossible, bits
 from extender.placement.wiring import Wiring
 
@@ -30,6 +31,8 @@ class NvidiaBestEffort:
         if k == 1:
             # NVIDIA's k=1 shortcut: each GPU is its own partition; the first that holds the required wins.
             return (real[0],) if not required_mask else tuple(bits(required_mask))
+        if len(real) > EXACT_LIMIT:
+            return _bounded(wiring, real, required_mask, k)
         p = _Partitions(wiring, k, required_mask)
         # The partition is rebuilt level by level from the first group (in NVIDIA's order) that
         # reaches the optimum, which is exactly the partition NVIDIA's strict ">" keeps.
@@ -51,6 +54,16 @@ class NvidiaBestEffort:
         if not best_group:
             raise PlacementImpossible("no unpadded group holds the required GPUs")
         return tuple(bits(best_group))
+
+
+def _bounded(wiring: Wiring, real: list[int], required_mask: int, k: int) -> tuple[int, ...]:
+    """Past 16 free GPUs: the best full group of a good partition (NVIDIA's rule on a bounded search);
+    with required GPUs, a good set holding them."""
+    w = wiring.matrix.w
+    if required_mask:
+        return tuple(good_set(w, real, k, bits(required_mask)))
+    groups = [g for g in good_partition(w, real, k) if len(g) == k]
+    return tuple(max(groups, key=wiring.matrix.score))  # max keeps the first of equal scores, as NVIDIA
 
 
 class _Partitions:

@@ -13,6 +13,7 @@ from typing import Protocol
 from extender.model.topology import GpuTopology
 from extender.placement.assessment import Assessment, Placement, PolicyName
 from extender.placement.best_effort import NvidiaBestEffort
+from extender.placement.bounded import MAX_GPUS
 from extender.placement.ideal import Ideal
 from extender.placement.leaves import leaves_of
 from extender.placement.matrix import PlacementImpossible, bits, nvlink_clique_mask
@@ -141,6 +142,8 @@ def _why_not(wiring: Wiring, free_mask: int, required_mask: int, k: int) -> str 
     """Why no k-set can exist at all, in one line; None when the policy may try."""
     m = wiring.matrix
     n_free = free_mask.bit_count()
+    if len(m.indices) > MAX_GPUS:
+        return f"this node has {len(m.indices)} GPUs; placement handles at most {MAX_GPUS} GPUs per node"
     if k < 1:
         return f"asked for {k} GPUs; a placement needs at least 1"
     if required_mask & ~free_mask:

@@ -11,7 +11,8 @@ from typing import Any
 
 from extender.model.topology import GpuTopology
 from extender.placement.best_sets import max_sets
-from extender.placement.matrix import Matrix, matrix_of
+from extender.placement.bounded import EXACT_LIMIT, good_set
+from extender.placement.matrix import Matrix, bits, matrix_of
 from extender.placement.table import TABLE_LIMIT, Table, build_table
 
 __all__ = ["CACHE_LIMIT", "Wiring"]
@@ -49,7 +50,12 @@ class Wiring:
         if found == -1:
             if len(self._best_scores) >= CACHE_LIMIT:
                 self._best_scores.clear()
-            found = self._best_scores[key] = max_sets(self.matrix, free_mask, k, all_ties=False)[0]
+            if k > 1 and free_mask.bit_count() > EXACT_LIMIT:
+                # Bounded past 16 GPUs: a good set's score (a lower bound of the best, see bounded.py).
+                found = self.matrix.score(good_set(self.matrix.w, bits(free_mask), k))
+            else:
+                found = max_sets(self.matrix, free_mask, k, all_ties=False)[0]
+            self._best_scores[key] = found
         return found
 
     def remember(self, key: tuple[int, int, int, str, bool], answer: Any) -> None:
