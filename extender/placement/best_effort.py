@@ -77,12 +77,15 @@ class _Partitions:
         self.big = len(m.indices)  # padding slots sit after every real GPU, as NVIDIA appends them
         self.w = m.w
         self.scores = wiring.group_scores
+        self.set_scores = wiring.set_scores
         self.memo = wiring.partitions.setdefault((k, required_mask), {})
         # A state's best total is the same for any swap of twin GPUs, so states are memoised in a
         # canonical form (each twin class filled from its lowest member). Required GPUs never swap.
         self.canonical = _canonical_form([(c, pre) for c, pre in m.twins if not c & required_mask])
 
     def group_score(self, gmask: int) -> int:
+        if self.set_scores is not None:
+            return self.set_scores[gmask]
         score = self.scores.get(gmask)
         if score is None:
             ps, w = bits(gmask), self.w

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["EXACT_LIMIT", "MAX_GPUS", "MAX_PASSES", "MAX_STARTS", "good_partition", "good_set"]
+__all__ = ["EXACT_LIMIT", "MAX_GPUS", "MAX_PASSES", "MAX_STARTS", "good_partition", "good_set", "greedy_score"]
 
 EXACT_LIMIT = 16
 MAX_GPUS = 64
@@ -109,3 +109,8 @@ def _greedy(w: Sequence[Sequence[int]], pool: list[int], size: int, start: list[
 
 def _score(w: Sequence[Sequence[int]], chosen: list[int]) -> int:
     return sum(w[a][b] for i, a in enumerate(chosen) for b in chosen[i + 1 :])
+
+
+def greedy_score(w: Sequence[Sequence[int]], free: list[int], k: int) -> int:
+    """The score of one greedy k-set from the best pair: a cheap floor for an exact search."""
+    return _score(w, _greedy(w, free, k, []))

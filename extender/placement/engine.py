@@ -17,6 +17,7 @@ from extender.placement.bounded import MAX_GPUS
 from extender.placement.ideal import Ideal
 from extender.placement.leaves import leaves_of
 from extender.placement.matrix import PlacementImpossible, bits, nvlink_clique_mask
+from extender.placement.table import Table
 from extender.placement.wiring import Wiring
 
 __all__ = ["POLICIES", "Placer", "Policy"]
@@ -52,6 +53,9 @@ class Placer:
             if len(self._wirings) >= _WIRING_LIMIT:
                 self._wirings.clear()
             found = self._wirings[topo.fingerprint] = Wiring(topo, self._tables)
+            if found.table is not None:
+                for mask in range(found.matrix.full + 1):
+                    leaves_of(found, mask)  # what every free set leaves, with the table: lookups from here on
         return found
 
     def forget_answers(self) -> None:
@@ -76,10 +80,11 @@ class Placer:
         """
         if policy not in POLICIES:
             raise PlacementImpossible(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
-        wiring = self.wiring(topo)
+        # The cached path of every node of a known type: kept to a few dict lookups.
+        wiring = self._wirings.get(topo.fingerprint) or self.wiring(topo)
         m = wiring.matrix
         free_mask = m.full if free is None else m.mask_of(free, "free")
-        required_mask = m.mask_of(required, "required")
+        required_mask = m.mask_of(required, "required") if required else 0
         key = (free_mask, required_mask, k, policy, cliques)
         found: Assessment | None = wiring.answers.get(key)
         if found is None:
@@ -105,25 +110,29 @@ def _assess(
     m = wiring.matrix
     problem = _why_not(wiring, free_mask, required_mask, k)
     placement, share = None, 1.0
-    if problem is None:
+    if problem is None and wiring.table is not None and not required_mask:
+        placement, share = _looked_up(wiring, wiring.table, free_mask, k, policy)
+    elif problem is None:
         try:
-            table = wiring.table
-            if table is not None and not required_mask:
-                taken = table.choices[policy][k][free_mask]
-                chosen, score = tuple(bits(taken)), table.score[taken]
-            else:
-                chosen = POLICIES[policy].choose(wiring, free_mask, required_mask, k)
-                taken, score = sum(1 << p for p in chosen), m.score(chosen)
+            chosen = POLICIES[policy].choose(wiring, free_mask, required_mask, k)
         except PlacementImpossible as exc:
             problem = str(exc)
         else:
-            placement = Placement(m.gpus_of(taken), score, policy, leaves_of(wiring, free_mask & ~taken))
+            taken = sum(1 << p for p in chosen)
+            placement = Placement(m.gpus_of(taken), m.score(chosen), policy, leaves_of(wiring, free_mask & ~taken))
             share = _nvlink_share(wiring, chosen)
     node_clique = free_clique = None
     if cliques:
         node_clique = _clique(wiring, m.full, k)
         free_clique = _clique(wiring, free_mask, k)
     return Assessment(k, placement, problem, share, node_clique, free_clique, _wiring=wiring, _free_mask=free_mask)
+
+
+def _looked_up(wiring: Wiring, table: Table, free_mask: int, k: int, policy: PolicyName) -> tuple[Placement, float]:
+    """The answer from the machine type's table: a few lookups, no search."""
+    taken = table.choices[policy][k][free_mask]
+    placement = Placement(table.gpus[taken], table.score[taken], policy, leaves_of(wiring, free_mask & ~taken))
+    return placement, table.nvlink_share[taken]
 
 
 def _nvlink_share(wiring: Wiring, chosen: tuple[int, ...]) -> float:

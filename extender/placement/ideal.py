@@ -8,7 +8,7 @@ from itertools import combinations
 from typing import Literal
 
 from extender.placement.best_sets import max_sets
-from extender.placement.bounded import EXACT_LIMIT, good_set
+from extender.placement.bounded import EXACT_LIMIT, good_set, greedy_score
 from extender.placement.matrix import bits, largest_island
 from extender.placement.wiring import Wiring
 
@@ -35,7 +35,7 @@ class Ideal:
             rest_mask = free_mask & ~required_mask
             candidates = (tuple(sorted((*req, *combo))) for combo in combinations(bits(rest_mask), k - len(req)))
             return max(candidates, key=lambda t: _rank(wiring, free_mask, t, k))
-        _, ties = max_sets(wiring.matrix, free_mask, k, all_ties=True)
+        _, ties = max_sets(wiring.matrix, free_mask, k, True, greedy_score(w, free, k))
         if len(ties) == 1:
             return tuple(sorted(ties[0]))
         return max((tuple(sorted(t)) for t in ties), key=lambda t: _rank(wiring, free_mask, t, k))

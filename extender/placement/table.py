@@ -34,6 +34,9 @@ class Table:
     score: list[int]
     best: list[list[int]]
     choices: dict[str, list[list[int]]]
+    # By mask, what an answer carries: its GPU indices and the share of its pairs joined by NVLink.
+    gpus: list[tuple[int, ...]]
+    nvlink_share: list[float]
 
 
 def build_table(m: Matrix) -> Table:
@@ -51,7 +54,10 @@ def build_table(m: Matrix) -> Table:
     for k in range(2, n + 1):
         nvidia.append(_nvidia_choices(n, k, score, subsets))
     nvidia[1] = [mask & -mask for mask in range(1 << n)]  # NVIDIA's k=1 shortcut: the first free GPU
-    return Table(score, best, {"ideal": ideal, "nvidia-best-effort": nvidia})
+    links = pair_sums([[1 if adj >> q & 1 else 0 for q in range(n)] for adj in m.nvlink_adj])
+    share = [links[s] / pairs if (pairs := s.bit_count() * (s.bit_count() - 1) // 2) else 1.0 for s in range(1 << n)]
+    gpus = [m.gpus_of(mask) for mask in range(1 << n)]
+    return Table(score, best, {"ideal": ideal, "nvidia-best-effort": nvidia}, gpus, share)
 
 
 def pair_sums(w: Sequence[Sequence[int]]) -> list[int]:
