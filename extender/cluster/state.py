@@ -101,6 +101,7 @@ class MachineTypes:
             if len(self._topologies) > 4096:
                 self._topologies.clear()
             self._topologies[text] = topo
+            self.placer.wiring(topo)  # a new machine type: its placement tables are built here, not on a request
         return topo
 
 

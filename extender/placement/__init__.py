@@ -8,8 +8,10 @@ Pair score (NVIDIA's best-effort weights, so our prediction agrees with the devi
 
 A :class:`Policy` chooses a set of k among the free GPUs, one file each: ``nvidia-best-effort``
 (``best_effort.py``: what NVIDIA's allocator picks, computed exactly) and ``ideal`` (``ideal.py``:
-the highest-scoring set, ties broken by what it leaves). Both are exact for up to 16 GPUs (more are
-accepted, but slower).
+the highest-scoring set, ties broken by what it leaves). Both are exact for up to 16 free GPUs; past
+that a bounded search answers (``bounded.py``: greedy plus swaps, with a measured gap), and a node of
+more than 64 GPUs is refused. Boards of up to 8 GPUs are answered from a table built once per machine
+type (``table.py``).
 
 :meth:`Placer.assess` answers everything scoring asks of one node in one trip (an
 :class:`Assessment`). A :class:`Placer` keeps one :class:`Wiring` (matrix and memos) per topology

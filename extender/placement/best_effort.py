@@ -11,6 +11,7 @@ free, k=3 gives 3 GPUs, not 2), and nothing panics on odd input.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable
 from itertools import combinations
 from typing import Literal
@@ -116,7 +117,9 @@ class _Partitions:
             return 0
         key = (self.canonical(slots), pad_left)
         best = self.memo.get(key)
-        if best is None:
+        if best is None and self.set_scores is not None and not self.required_mask:
+            best = self.memo[key] = self._solve_plain(slots, self.set_scores)
+        elif best is None:
             best = -1
             for gmask, padded in self.groups(slots, pad_left):
                 sub = self.solve(slots & ~gmask, pad_left and not padded)
@@ -124,6 +127,20 @@ class _Partitions:
                     best = self.group_score(gmask) + sub
             self.memo[key] = best
         return best
+
+    def _solve_plain(self, slots: int, scores: array[int]) -> int:
+        """:meth:`solve` without required GPUs and with every subset's score at hand: groups as plain
+        masks (the best total does not depend on NVIDIA's order), the last two groups in one pass."""
+        k, members = self.k, bits(slots)
+        count = len(members)
+        if count <= k:
+            return scores[slots]  # one group: k GPUs, or the padded group
+        first, rest = 1 << members[0], [1 << p for p in members[1:]]
+        sizes = (k - 1, count % k - 1) if count % k else (k - 1,)
+        groups = [first | sum(c) for size in sizes for c in combinations(rest, size)]
+        if count <= 2 * k:  # whatever the first group leaves is one group
+            return max([scores[g] + scores[slots ^ g] for g in groups])
+        return max([scores[g] + self.solve(slots ^ g, (count - g.bit_count()) % k != 0) for g in groups])
 
 
 def _canonical_form(twins: list[tuple[int, tuple[int, ...]]]) -> Callable[[int], int]:

@@ -1,13 +1,17 @@
-"""Placement tables (boards of up to 8 GPUs): every answer is the one the search gives."""
+"""Placement tables (boards of up to 8 GPUs) and subset scores (up to 16): every answer is the one the
+search gives."""
 
 from __future__ import annotations
+
+import random
+from itertools import combinations
 
 import pytest
 from hypothesis import given, settings
 
 from extender.model.machines import bundled_machines
 from extender.model.smi_topo import parse_topo_matrix
-from extender.model.topology import Gpu, GpuTopology
+from extender.model.topology import Gpu, GpuTopology, Link, PcieLevel
 from extender.placement import POLICIES, Placer, PolicyName, Wiring
 from extender.placement.matrix import bits
 from tests.unit.test_placement import nvidia_reference, questions, wirings
@@ -78,3 +82,34 @@ def test_required_gpus_are_searched_not_tabled_and_still_honoured() -> None:
 
 def test_boards_of_more_than_8_gpus_get_no_table() -> None:
     assert Wiring(GpuTopology([Gpu(i) for i in range(9)])).table is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(questions(max_gpus=10))
+def test_boards_of_9_to_16_gpus_score_groups_from_the_subset_array_and_still_match_nvidia(
+    q: tuple[GpuTopology, list[int], int],
+) -> None:
+    topo, free, k = q
+    if k > len(free) or len(topo.indices) <= 8:
+        return
+    placer = Placer()
+    assert placer.wiring(topo).set_scores is not None and placer.wiring(topo).table is None
+    placement = placer.best_placement(topo, k, free=free, policy="nvidia-best-effort")
+    assert placement.gpus == nvidia_reference(topo, free, k)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_on_12_gpus_the_subset_array_search_picks_what_the_plain_search_picks(seed: int) -> None:
+    rnd = random.Random(seed)
+    levels = [None, *PcieLevel]
+    links = [Link(a, b, rnd.choice([0, 0, 1, 2]), rnd.choice(levels)) for a, b in combinations(range(12), 2)]
+    topo = GpuTopology([Gpu(i) for i in range(12)], links)
+    fast, plain = Placer(), Placer(tables=False)
+    for _ in range(12):
+        free = sorted(rnd.sample(range(12), rnd.randint(6, 12)))
+        k = rnd.choice([2, 3, 4, 5, 6])
+        if k <= len(free):
+            for policy in POLICY_NAMES:
+                assert fast.best_placement(topo, k, free, policy=policy) == plain.best_placement(
+                    topo, k, free, policy=policy
+                )
