@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from extender.http import api, scheduler
+from extender.http import api, scheduler, telemetry
 from extender.http.advisor import Advisor
 from webhook.admission import AdmissionSettings
 from webhook.routes import build_router as build_webhook_router
@@ -25,6 +25,7 @@ def create_app(advisor: Advisor, admission: AdmissionSettings | None = None) -> 
         advisor.advise = advise_with_rules
     app.include_router(scheduler.build_router(advisor))
     app.include_router(api.build_router(advisor))
+    app.include_router(telemetry.build_router(advisor))
     # The one place extender code reaches into the webhook package: both live in one process.
     app.include_router(build_webhook_router(advisor, admission or AdmissionSettings()))
 

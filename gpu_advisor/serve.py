@@ -6,16 +6,19 @@ import gc
 import logging
 import ssl
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from extender.cluster.state import ClusterState
+from extender.errors import UsageError
 from extender.http.advisor import Advisor
 from extender.model.readings import TelemetryBoard
-from extender.scoring import PolicyError, ScoringPolicy
+from extender.scoring import ScoringPolicy
 from extender.sources.agent_scrape import AgentScrapeTelemetry
+from extender.sources.cluster_choice import KUBE, live_model
+from extender.sources.pod_index import PodIndex, directory_source
 from extender.sources.policy_file import load_policy
-from extender.sources.prometheus import PrometheusTelemetry
-from extender.sources.snapshot import SnapshotError, load_snapshot, simulated_cluster
+from extender.sources.polling import Telemetry
+from extender.sources.prometheus import PrometheusTelemetry, PrometheusUrlError
 from webhook.admission import AdmissionSettings
 
 __all__ = ["ServeError", "build_advisor", "run"]
@@ -23,7 +26,7 @@ __all__ = ["ServeError", "build_advisor", "run"]
 log = logging.getLogger(__name__)
 
 
-class ServeError(RuntimeError):
+class ServeError(UsageError):
     """The server cannot start as asked; the message says why."""
 
 
@@ -65,48 +68,69 @@ def build_advisor(
     policy_file: str | None,
     kubeconfig: str | None = None,
     scrape_agents: bool = False,
+    require_telemetry: bool = False,
+    telemetry_window_s: float = 60.0,
 ) -> tuple[Advisor, Background]:
-    try:
-        policy = load_policy(policy_file) if policy_file else ScoringPolicy()
-    except PolicyError as exc:
-        raise ServeError(str(exc)) from None
+    """The advisor ``gpu-advisor serve`` answers with, and what must run beside it to keep it current."""
+    policy = load_policy(policy_file) if policy_file else ScoringPolicy()
     background = Background()
-    board: TelemetryBoard | None = None
-    if cluster == "simulated":
-        snap = simulated_cluster()
-        state = snap.cluster("simulated")
-        board = snap.telemetry(policy.telemetry_max_age_s)
-    elif cluster == "kube":
-        from extender.sources.kube import KubeSource, kube_api
+    model = live_model(cluster, kubeconfig, policy.telemetry_max_age_s, on_synced=settle_memory)
+    if model.watch is not None:
+        background.parts.append(model.watch)
+    state, board = model.state, model.telemetry
+    if prometheus or scrape_agents or require_telemetry:
+        live = _live_telemetry(
+            state,
+            model.pods,
+            policy,
+            prometheus,
+            scrape_agents,
+            cluster,
+            kubeconfig,
+            require_telemetry,
+            telemetry_window_s,
+        )
+        board = live.board
+        background.parts.append(live)
+    return Advisor(state=state, telemetry=board, policy=policy), background
 
-        state = ClusterState("kube")
-        try:
-            api = kube_api(kubeconfig)
-        except Exception as exc:
-            raise ServeError(f"cannot reach the cluster: {exc}") from None
-        background.parts.append(KubeSource(api, state, on_synced=settle_memory))
-    else:
-        if not Path(cluster).exists():
-            raise ServeError(f"--cluster {cluster}: not 'simulated', 'kube' or an existing snapshot file")
-        try:
-            snap = load_snapshot(cluster)
-        except SnapshotError as exc:
-            raise ServeError(str(exc)) from None
-        state = snap.cluster(f"snapshot {cluster}")
-        board = snap.telemetry(policy.telemetry_max_age_s)
+
+def _live_telemetry(
+    state: ClusterState,
+    pods: PodIndex | list[dict[str, Any]],
+    policy: ScoringPolicy,
+    prometheus: str | None,
+    scrape_agents: bool,
+    cluster: str,
+    kubeconfig: str | None,
+    require: bool,
+    window_s: float,
+) -> Telemetry:
+    """The polled telemetry source asked for; with ``require``, one that answers now."""
     if prometheus and scrape_agents:
         raise ServeError("choose one telemetry source: --prometheus or --scrape-agents")
+    board = TelemetryBoard(policy.telemetry_max_age_s)
+    where = directory_source(state, pods)
     if prometheus:
-        board = TelemetryBoard(policy.telemetry_max_age_s)
-        background.parts.append(PrometheusTelemetry(prometheus, board))
-    if scrape_agents:
-        if cluster != "kube":
-            raise ServeError("--scrape-agents finds the agents through the API server: use it with --cluster kube")
-        from extender.sources.kube import agent_targets, kube_api
+        try:
+            source = PrometheusTelemetry(prometheus, board, where=where, window_s=window_s)
+            if require:
+                source.check()
+        except (PrometheusUrlError, RuntimeError) as exc:
+            raise ServeError(str(exc)) from None
+        return source
+    if not scrape_agents:
+        raise ServeError("--require-telemetry needs a telemetry source: --prometheus URL or --scrape-agents")
+    if cluster != KUBE:
+        raise ServeError("--scrape-agents finds the agents through the API server: use it with --cluster kube")
+    from extender.sources.kube import agent_targets, kube_api
 
-        board = TelemetryBoard(policy.telemetry_max_age_s)
-        background.parts.append(AgentScrapeTelemetry(agent_targets(kube_api(kubeconfig)), board))
-    return Advisor(state=state, telemetry=board, policy=policy), background
+    agents = AgentScrapeTelemetry(agent_targets(kube_api(kubeconfig)), board, where=where)
+    if require:
+        agents.refresh()
+        if board.last_error:
+            raise ServeError(f"--require-telemetry: the node agents do not answer: {board.last_error}")
+    return agents
 
 
 def run(

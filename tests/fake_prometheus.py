@@ -1,5 +1,9 @@
-"""A Prometheus stand-in on 127.0.0.1 answering ``/api/v1/query`` (instant vectors, and ``timestamp(m)``)
-from DCGM exporter exposition lines."""
+"""A Prometheus stand-in on 127.0.0.1 answering ``/api/v1/query`` from DCGM exporter exposition lines.
+
+It understands the queries the Prometheus source sends: ``m``, ``timestamp(m)``, ``last_over_time(m[d])``,
+``avg_over_time(m[d])`` (the value itself: one sample), ``max_over_time(timestamp(m)[d:r])`` and
+``vector(1)``. Series listed in ``ended`` have stopped: only the lookback queries still see them.
+(The real thing runs in tests/telemetry.)"""
 
 from __future__ import annotations
 
@@ -41,8 +45,10 @@ class FakePrometheus:
         series: list[tuple[dict[str, str], float]],
         sampled_at: float | None = None,
         history: list[tuple[dict[str, str], list[float]]] | None = None,
+        ended: list[dict[str, str]] | None = None,
     ) -> None:
         self.series = series
+        self.ended = ended or []
         self.history = history or []  # range-query answers: (labels with __name__, values oldest first)
         self.sampled_at = sampled_at if sampled_at is not None else time.time()
         self.queries: list[str] = []
@@ -64,16 +70,29 @@ class FakePrometheus:
     def answer(self, query: str) -> dict[str, Any]:
         self.queries.append(query)
         now = time.time()
-        stamp = re.fullmatch(r"timestamp\((\w+)\)", query)
-        name = stamp.group(1) if stamp else query
+        if query == "vector(1)":
+            return {
+                "status": "success",
+                "data": {"resultType": "vector", "result": [{"metric": {}, "value": [now, "1"]}]},
+            }
+        forms = {
+            r"timestamp\((\w+)\)": ("stamp", False),
+            r"max_over_time\(timestamp\((\w+)\)\[\w+:\w+\]\)": ("stamp", True),
+            r"(?:last|avg)_over_time\((\w+)\[\w+\]\)": ("value", True),
+        }
+        name, what, lookback = query, "value", False
+        for pattern, (kind, back) in forms.items():
+            m = re.fullmatch(pattern, query)
+            if m:
+                name, what, lookback = m.group(1), kind, back
         result = []
         for labels, value in self.series:
-            if labels["__name__"] != name:
+            if labels["__name__"] != name or (labels in self.ended and not lookback):
                 continue
             shown = dict(labels)
-            if stamp:
+            if name != query:
                 shown.pop("__name__")  # functions drop the metric name, as Prometheus does
-            result.append({"metric": shown, "value": [now, str(self.sampled_at if stamp else value)]})
+            result.append({"metric": shown, "value": [now, str(self.sampled_at if what == "stamp" else value)]})
         return {"status": "success", "data": {"resultType": "vector", "result": result}}
 
     def answer_range(self, query: str, start: float, step: float) -> dict[str, Any]:

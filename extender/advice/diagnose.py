@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from extender.cluster.selectors import node_admits
 from extender.cluster.state import NodeState
+from extender.model.gpu_use import UNKNOWN_HOLDER, gpu_use
 from extender.model.pods import PodRequest, pod_request
 from extender.model.readings import GpuReading, TelemetryBoard
 from extender.scoring import ScoringPolicy, judge_all
@@ -151,16 +152,17 @@ def diagnose(
                 continue
             share = _memory_share(reading, node.gpu_memory_mib)
             if share is not None and share >= FULL_MEMORY:
+                use = gpu_use(g, reading, None)
                 full.append(
-                    f"{node.name} GPU {g}: free by allocation yet {share:.0%} of its memory is in use "
-                    f"(SM {reading.sm_util or 0:.0f}%)"
+                    f"{node.name} GPU {g}: free by allocation yet {share:.0%} of its memory is in use: {use.state} "
+                    f"(SM {reading.sm_util or 0:.0f}%) by {use.holder or UNKNOWN_HOLDER}"
                 )
         if full:
             taken.extend(full)
         else:
             memory_ok.append(node)
     if not memory_ok:
-        steps.append(Step("memory", True, "the free GPUs' memory is already taken (leftover processes?)", tuple(taken)))
+        steps.append(Step("memory", True, "the free GPUs' memory is already taken (see who holds it)", tuple(taken)))
         return Diagnosis(key, request.describe(), phase, tuple(steps))
     steps.append(Step("memory", False, f"{len(memory_ok)} node(s) have free GPUs with free memory", tuple(taken)))
 

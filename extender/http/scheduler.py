@@ -15,9 +15,10 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from pydantic import ValidationError
 
+from extender.errors import validation_problems
 from extender.http.advisor import Advisor
 from extender.http.replies import ReplyFragments
-from extender.http.requests import BadRequest, json_reply, problem, read_json
+from extender.http.requests import BadRequest, json_reply, problem_for, read_json
 from extender.http.wire import ExtenderArgs
 from extender.model.pods import PodRequest, PodSpecError, pod_request
 from extender.scoring import Verdict
@@ -40,8 +41,7 @@ async def _extender_args(request: Request, advisor: Advisor) -> _Parsed:
     try:
         args = ExtenderArgs.model_validate(doc)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()[:5])
-        raise BadRequest(400, f"not an ExtenderArgs body: {problems}") from None
+        raise BadRequest(400, f"not an ExtenderArgs body: {validation_problems(exc)}") from None
     if args.node_names is None and args.nodes is None:
         raise BadRequest(400, "not an ExtenderArgs body: neither NodeNames nor Nodes is set")
     names = args.candidate_names()
@@ -77,7 +77,7 @@ async def _parsed(request: Request, advisor: Advisor, verb: str) -> _Parsed | Re
         return await _extender_args(request, advisor)
     except BadRequest as exc:
         advisor.metrics.requests.labels(verb, "bad-request").inc()
-        return problem(exc.status, exc.message)
+        return problem_for(exc)
 
 
 def build_router(advisor: Advisor) -> APIRouter:

@@ -25,11 +25,21 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from itertools import combinations
 from typing import Any
 
 import networkx as nx
+
+from extender.model.devices import (
+    Gpu,
+    Link,
+    MigInstance,
+    PcieLevel,
+    TopologyError,
+    gpu_from_dict,
+    gpu_to_dict,
+    link_from_dict,
+)
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -42,48 +52,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-
-
-class TopologyError(ValueError):
-    """A topology source could not be read; the message says what and where."""
-
-
-class PcieLevel(StrEnum):
-    """NVML's ``nvmlDeviceGetTopologyCommonAncestor`` levels, nearest first."""
-
-    INTERNAL = "INTERNAL"
-    PIX = "PIX"
-    PXB = "PXB"
-    PHB = "PHB"
-    NODE = "NODE"
-    SYS = "SYS"
-
-
-@dataclass(frozen=True)
-class MigInstance:
-    profile: str
-    uuid: str | None = None
-    memory_mib: int | None = None
-
-
-@dataclass(frozen=True)
-class Gpu:
-    index: int
-    uuid: str | None = None
-    pci_bus_id: str | None = None
-    product: str | None = None
-    memory_mib: int | None = None
-    numa_node: int | None = None
-    # None: MIG unknown or disabled; a tuple (possibly empty): MIG enabled with these instances.
-    mig: tuple[MigInstance, ...] | None = None
-
-
-@dataclass(frozen=True, order=True)
-class Link:
-    a: int
-    b: int
-    nvlinks: int = 0
-    pcie: PcieLevel | None = None
 
 
 @dataclass(frozen=True)
@@ -198,7 +166,7 @@ class GpuTopology:
     def to_dict(self) -> dict[str, Any]:
         return {
             "version": SCHEMA_VERSION,
-            "gpus": [_gpu_to_dict(g) for g in self._gpus],
+            "gpus": [gpu_to_dict(g) for g in self._gpus],
             "links": [
                 {"a": lk.a, "b": lk.b, "nvlinks": lk.nvlinks, "pcie": lk.pcie.value if lk.pcie else None}
                 for lk in self.links
@@ -233,87 +201,9 @@ class GpuTopology:
         clique = doc.get("clique")
         if clique is not None and not isinstance(clique, str):
             raise TopologyError("topology JSON 'clique' must be a string or null")
-        gpus = [_gpu_from_dict(g, n) for n, g in enumerate(gpus_doc)]
-        links = [_link_from_dict(lk, n) for n, lk in enumerate(links_doc)]
+        gpus = [gpu_from_dict(g, n) for n, g in enumerate(gpus_doc)]
+        links = [link_from_dict(lk, n) for n, lk in enumerate(links_doc)]
         return cls(gpus, links, clique=clique)
-
-
-# -- JSON helpers (module-private) ------------------------------------------------------------------
-
-
-def _gpu_to_dict(gpu: Gpu) -> dict[str, Any]:
-    mig = None
-    if gpu.mig is not None:
-        mig = {"instances": [{"profile": m.profile, "uuid": m.uuid, "memory_mib": m.memory_mib} for m in gpu.mig]}
-    return {
-        "index": gpu.index,
-        "uuid": gpu.uuid,
-        "pci_bus_id": gpu.pci_bus_id,
-        "product": gpu.product,
-        "memory_mib": gpu.memory_mib,
-        "numa_node": gpu.numa_node,
-        "mig": mig,
-    }
-
-
-def _typed(doc: Mapping[str, Any], key: str, kind: type, where: str, required: bool = False) -> Any:
-    value = doc.get(key)
-    if value is None:
-        if required:
-            raise TopologyError(f"{where}: '{key}' is required")
-        return None
-    # bool is an int in Python; a GPU index of `true` is a mistake, not 1.
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise TopologyError(f"{where}: '{key}' must be {kind.__name__}, got {value!r}")
-    return value
-
-
-def _gpu_from_dict(doc: Any, n: int) -> Gpu:
-    where = f"gpus[{n}]"
-    if not isinstance(doc, Mapping):
-        raise TopologyError(f"{where} must be an object")
-    mig_doc = doc.get("mig")
-    mig: tuple[MigInstance, ...] | None = None
-    if mig_doc is not None:
-        if not isinstance(mig_doc, Mapping) or not isinstance(mig_doc.get("instances", []), list):
-            raise TopologyError(f"{where}.mig must be an object with a list 'instances'")
-        mig = tuple(
-            MigInstance(
-                profile=_typed(m, "profile", str, f"{where}.mig.instances[{j}]", required=True),
-                uuid=_typed(m, "uuid", str, f"{where}.mig.instances[{j}]"),
-                memory_mib=_typed(m, "memory_mib", int, f"{where}.mig.instances[{j}]"),
-            )
-            for j, m in enumerate(mig_doc.get("instances", []))
-        )
-    return Gpu(
-        index=_typed(doc, "index", int, where, required=True),
-        uuid=_typed(doc, "uuid", str, where),
-        pci_bus_id=_typed(doc, "pci_bus_id", str, where),
-        product=_typed(doc, "product", str, where),
-        memory_mib=_typed(doc, "memory_mib", int, where),
-        numa_node=_typed(doc, "numa_node", int, where),
-        mig=mig,
-    )
-
-
-def _link_from_dict(doc: Any, n: int) -> Link:
-    where = f"links[{n}]"
-    if not isinstance(doc, Mapping):
-        raise TopologyError(f"{where} must be an object")
-    pcie_raw = _typed(doc, "pcie", str, where)
-    pcie = None
-    if pcie_raw is not None:
-        try:
-            pcie = PcieLevel(pcie_raw.upper())
-        except ValueError:
-            levels = ", ".join(p.value for p in PcieLevel)
-            raise TopologyError(f"{where}: pcie {pcie_raw!r} is not one of {levels} or null") from None
-    return Link(
-        a=_typed(doc, "a", int, where, required=True),
-        b=_typed(doc, "b", int, where, required=True),
-        nvlinks=_typed(doc, "nvlinks", int, where) or 0,
-        pcie=pcie,
-    )
 
 
 def _fingerprint(indices: tuple[int, ...], links: tuple[Link, ...]) -> str:

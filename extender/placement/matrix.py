@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import reduce
 from operator import or_
 
+from extender.errors import NoAnswer
 from extender.model.topology import GpuTopology, Link, PcieLevel
 
 __all__ = [
@@ -38,7 +39,7 @@ PCIE_SCORE: dict[PcieLevel | None, int] = {
 NVLINK_SCORE = 100
 
 
-class PlacementImpossible(ValueError):
+class PlacementImpossible(NoAnswer):
     """No set of the requested size exists; the message says why in one line."""
 
 

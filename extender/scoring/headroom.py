@@ -5,9 +5,9 @@ Unknown or stale readings are neutral (0.5) and say so, as scheduler-plugins do,
 
 from __future__ import annotations
 
-from extender.cluster.state import NodeState
+from extender.cluster.state import NodeState, format_time
+from extender.model.gpu_use import gpu_use
 from extender.model.readings import TelemetryBoard
-from extender.scoring.plan import gib
 from extender.scoring.policy import ScoringPolicy
 
 __all__ = ["headroom"]
@@ -44,15 +44,15 @@ def headroom(
             used_share = min(1.0, reading.memory_used_mib / total)
             parts.append(1.0 - used_share)
             if used_share >= policy.orphan_memory_share and g not in holders and not node.time_sliced:
-                notes.append(
-                    f"GPU {g} is free yet holds {gib(reading.memory_used_mib)} VRAM "
-                    f"(SM {reading.sm_util or 0:.0f}%): a leftover process?"
-                )
+                notes.append(gpu_use(g, reading, None).text)  # free by allocation, yet in use
         if parts:
             values.append(min(parts))
     if not values:
         if stale:
             return 0.5, f"telemetry stale ({max(stale):.0f} s)", valid_until
+        seen = [t for t in (telemetry.last_seen(node.name, node.topology.gpu(g)) for g in gpus) if t is not None]
+        if seen:
+            return 0.5, f"no telemetry since {format_time(max(seen))}", valid_until
         return 0.5, "no telemetry for these GPUs", valid_until
     value = sum(values) / len(values)
     note = "; ".join(notes) if notes else f"live headroom {value:.0%}"

@@ -6,29 +6,28 @@ import logging
 import time
 import urllib.request
 from collections.abc import Callable
-from typing import Any
 
-from extender.model.readings import GpuReading, TelemetryBoard
+from extender.model.dcgm import field_of
+from extender.model.readings import TelemetryBoard
+from extender.model.series_map import Directory
+from extender.model.series_readings import Sample, readings_from_samples
 from extender.sources.polling import Telemetry
-from extender.sources.prometheus import SERIES, readings_from_vectors
 
-__all__ = ["AgentScrapeTelemetry", "readings_from_exposition"]
+__all__ = ["AgentScrapeTelemetry", "samples_from_exposition"]
 
 log = logging.getLogger(__name__)
 
 
-def readings_from_exposition(text: str, at: float) -> dict[tuple[str, str], GpuReading]:
-    """DCGM-named series in Prometheus text format (an agent's or an exporter's /metrics) → readings."""
+def samples_from_exposition(text: str, at: float) -> list[Sample]:
+    """DCGM-named series in Prometheus text format (an agent's or an exporter's /metrics) → samples."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    vectors: dict[str, list[dict[str, Any]]] = {}
-    wanted = {name: kind for kind, names in SERIES.items() for name in names}
+    samples = []
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
-            kind = wanted.get(sample.name)
-            if kind is not None:
-                vectors.setdefault(kind, []).append({"metric": dict(sample.labels), "value": [at, str(sample.value)]})
-    return readings_from_vectors(vectors, at)
+            if field_of(sample.name) is not None:
+                samples.append(Sample(sample.name, dict(sample.labels), float(sample.value), at))
+    return samples
 
 
 class AgentScrapeTelemetry(Telemetry):
@@ -44,12 +43,15 @@ class AgentScrapeTelemetry(Telemetry):
         interval_s: float = 15.0,
         timeout_s: float = 3.0,
         clock: Callable[[], float] = time.time,
+        where: Callable[[], Directory] = Directory,
     ) -> None:
         super().__init__(board, "node agents")
+        board.source = self.describe
         self.targets, self.interval_s, self.timeout_s, self.clock = targets, interval_s, timeout_s, clock
+        self.where = where
 
     def refresh(self) -> int:
-        readings: dict[tuple[str, str], GpuReading] = {}
+        samples: list[Sample] = []
         failed = []
         for url in self.targets():
             try:
@@ -58,9 +60,10 @@ class AgentScrapeTelemetry(Telemetry):
             except OSError as exc:
                 failed.append(f"{url}: {exc}")
                 continue
-            readings.update(readings_from_exposition(text, self.clock()))
-        self.board.replace(readings, self.clock())
+            samples.extend(samples_from_exposition(text, self.clock()))
+        tally = readings_from_samples(samples, self.where(), self.clock())
+        self.board.replace(tally.readings, self.clock(), tally.census)
         if failed:
-            self.board.last_error = "; ".join(failed[:3])
+            self.board.failed("; ".join(failed[:3]))
             log.warning("%d agents did not answer: %s", len(failed), self.board.last_error)
-        return len(readings)
+        return len(tally.readings)

@@ -37,7 +37,7 @@ class Telemetry:
                 log.debug("telemetry from %s: %d GPU readings", self.describe, count)
                 backoff = self.interval_s
             except Exception as exc:  # any failure: keep serving the aging board, say why, retry later
-                self.board.last_error = str(exc)
+                self.board.failed(str(exc))
                 log.warning("telemetry from %s failed: %s (readings age until it recovers)", self.describe, exc)
                 backoff = min(backoff * 2, 300.0)
             self._stop.wait(backoff)

@@ -75,7 +75,10 @@ def test_free_gpus_whose_memory_is_full_are_explained_at_memory(
     assert result["explained_by"] == "memory"
     assert result["steps"][0]["explains"] is False and result["steps"][0]["finding"] == "1 node(s) have 2 GPUs free"
     # 78,000 of 81,559 MiB = 96 % in use on GPUs the kubelet counts as free
-    assert "h100 GPU 4: free by allocation yet 96% of its memory is in use (SM 0%)" in result["steps"][1]["evidence"]
+    assert (
+        "h100 GPU 4: free by allocation yet 96% of its memory is in use: idle but memory held (SM 0%) "
+        "by something we don't know about"
+    ) in result["steps"][1]["evidence"]
 
 
 def test_a_node_selector_that_excludes_the_only_free_node_is_explained_at_placement(

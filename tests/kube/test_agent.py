@@ -14,8 +14,9 @@ import grpc
 import pytest
 from kubernetes import client
 
-from extender.agent.loop import Agent, PodResourcesClient
+from extender.agent.loop import Agent
 from extender.agent.podresources import api_pb2, api_pb2_grpc
+from extender.agent.podresources_client import PodResourcesClient
 from extender.cluster.state import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, FreeReport
 from extender.model.topology import GpuTopology
 from extender.sources.nvml import NvmlUnavailable, discover_topology
@@ -252,7 +253,7 @@ def test_the_extender_can_scrape_agents_directly(kubelet, apiserver, tmp_path) -
         MACHINE.gpus[2].used_mib = 0
     node = node_state(apiserver.objects["nodes"]["gpu-1"])
     verdict = evaluate(PodRequest(gpus=2), node, "gpu-1", board, ScoringPolicy(), Clock()())
-    assert verdict.gpus == (2, 3) and "GPU 2 is free yet holds 68 GiB VRAM" in verdict.reason
+    assert verdict.gpus == (2, 3) and "GPU 2 is idle but memory held (68 GiB" in verdict.reason
 
 
 def test_agents_are_found_by_their_pod_label(apiserver: FakeApiServer) -> None:

@@ -88,7 +88,7 @@ def test_a_node_whose_free_gpu_holds_a_leftover_process_ranks_lower_and_says_so(
     assert haunted.breakdown["headroom"] == pytest.approx((1 - 62464 / 81559 + 1) / 2)
     assert clean.breakdown["headroom"] == 1.0
     assert haunted.score < clean.score
-    assert "GPU 2 is free yet holds 61 GiB VRAM (SM 0%): a leftover process?" in haunted.reason
+    assert "GPU 2 is idle but memory held (61 GiB, SM 0%) by something we don't know about" in haunted.reason
 
 
 def test_interconnect_nvlink_filters_a_pcie_only_node_naming_it() -> None:

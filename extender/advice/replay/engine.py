@@ -1,0 +1,202 @@
+"""The replay loop: every pod once, in order; score every feasible node; max score wins, ties to the
+smallest rank; place; drop the pod when no node fits (no queue, no retry, no departures).
+
+Speed comes from never re-scoring a node that did not change: for each pod shape the engine keeps
+the current score of every feasible node in a lazy max-heap, and before using it re-scores only the
+nodes placed on since that shape was last seen. Scores are also memoised per (node state, shape),
+which is sound because a `Scorer` is a pure function of those two.
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_left, insort
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from extender.advice.replay.fragmentation import FragModel
+from extender.advice.replay.nodes import NodeState, best_fit_gpu, fits, initial_state, place
+from extender.advice.replay.scorer import GpuChooser, NodePicker, Normalising, Observer, RunContext, Scorer
+from extender.advice.replay.specs import MILLI, ArrivalOrder, NodeSpec, Pod, PodShape
+from extender.advice.replay.workload import Workload
+
+_MEMO_LIMIT = 400_000  # entries; dropped wholesale beyond this, to bound memory on long runs
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """One run: after every pod, cumulative arrived / used milli-GPU and the cluster's F (frag)."""
+
+    policy: str
+    seed: int
+    capacity: int  # total milli-GPU of the cluster
+    arrived: tuple[int, ...]
+    used: tuple[int, ...]
+    frag: tuple[float, ...]
+    placements: tuple[int, ...]  # node index per pod, -1 when dropped
+
+    @property
+    def dropped(self) -> int:
+        """Pods no node could take."""
+        return self.placements.count(-1)
+
+
+@dataclass(slots=True)
+class _View:
+    """Feasible nodes' scores for one pod shape, brought up to date lazily from the change log."""
+
+    scores: dict[int, int] = field(default_factory=dict)
+    heap: list[tuple[int, int, int, int]] = field(default_factory=list)  # (-score, rank, node, version)
+    ranked: list[tuple[int, int]] = field(default_factory=list)  # (rank, node), only for NodePickers
+    cursor: int = 0  # position in the change log this view has caught up with
+
+
+class _Cluster:
+    """Mutable replay state: node states, versions, the change log, per-shape views, the memo."""
+
+    def __init__(self, nodes: Sequence[NodeSpec], ranks: Sequence[int], scorer: Scorer) -> None:
+        if len(ranks) != len(nodes):
+            raise ValueError(f"{len(ranks)} ranks for {len(nodes)} nodes")
+        self.states: list[NodeState] = [initial_state(spec) for spec in nodes]
+        self.ranks = list(ranks)
+        self.versions = [0] * len(nodes)
+        self.changed: list[int] = []
+        self.views: dict[PodShape, _View] = {}
+        self.memo: dict[tuple[NodeState, PodShape], int | None] = {}
+        self.scorer = scorer
+        self.keep_ranked = isinstance(scorer, NodePicker)
+
+    def forget(self) -> None:
+        """Drop every memoised score (the scorer said its scores changed)."""
+        self.views.clear()
+        self.memo.clear()
+
+    def _score(self, node: int, pod: PodShape) -> int | None:
+        key = (self.states[node], pod)
+        if key in self.memo:
+            return self.memo[key]
+        value = self.scorer.score(key[0], pod) if fits(key[0], pod) else None
+        if len(self.memo) >= _MEMO_LIMIT:
+            self.memo.clear()
+        self.memo[key] = value
+        return value
+
+    def _rescore(self, view: _View, node: int, pod: PodShape) -> None:
+        old = view.scores.pop(node, None)
+        new = self._score(node, pod)
+        if new is not None:
+            view.scores[node] = new
+            heapq.heappush(view.heap, (-new, self.ranks[node], node, self.versions[node]))
+        if self.keep_ranked and (old is None) != (new is None):
+            entry = (self.ranks[node], node)
+            if new is None:
+                del view.ranked[bisect_left(view.ranked, entry)]
+            else:
+                insort(view.ranked, entry)
+
+    def view(self, pod: PodShape) -> _View:
+        """The up-to-date view for a shape."""
+        view = self.views.get(pod)
+        if view is None:
+            view = _View(cursor=len(self.changed))
+            for node in range(len(self.states)):
+                self._rescore(view, node, pod)
+            self.views[pod] = view
+        elif view.cursor < len(self.changed):
+            for node in set(self.changed[view.cursor :]):
+                self._rescore(view, node, pod)
+            view.cursor = len(self.changed)
+        if len(view.heap) > 4 * len(view.scores) + 64:  # mostly stale entries: rebuild
+            view.heap = [(-s, self.ranks[n], n, self.versions[n]) for n, s in view.scores.items()]
+            heapq.heapify(view.heap)
+        return view
+
+    def update(self, node: int, state: NodeState) -> None:
+        """Record a placement."""
+        self.states[node] = state
+        self.versions[node] += 1
+        self.changed.append(node)
+
+
+def _winner(cluster: _Cluster, view: _View) -> int:
+    """The chosen node for the pod of this view, or -1 when none is feasible."""
+    scorer = cluster.scorer
+    if not view.scores:
+        return -1
+    if isinstance(scorer, NodePicker):
+        return view.ranked[scorer.pick(len(view.ranked))][1]
+    if isinstance(scorer, Normalising) and not scorer.preserves_argmax:
+        nodes = list(view.scores)
+        normalised = scorer.normalise([view.scores[n] for n in nodes])
+        return min(zip(normalised, nodes, strict=True), key=lambda sn: (-sn[0], cluster.ranks[sn[1]]))[1]
+    heap = view.heap
+    while heap[0][3] != cluster.versions[heap[0][2]]:
+        heapq.heappop(heap)
+    return heap[0][2]
+
+
+def _gpu_for(scorer: Scorer, state: NodeState, pod: PodShape) -> int:
+    if not pod.is_sharing:
+        return -1
+    if isinstance(scorer, GpuChooser):
+        return scorer.choose_gpu(state, pod)
+    return best_fit_gpu(state, pod.gpu_milli)
+
+
+def replay(
+    nodes: Sequence[NodeSpec],
+    order: ArrivalOrder,
+    scorer: Scorer,
+    *,
+    original_pods: Sequence[Pod],
+    frag_workload: Workload | None = None,
+) -> RunResult:
+    """Replay `order` on an empty cluster with `scorer`; F for the frag series uses `frag_workload`."""
+    scorer.prepare(RunContext(tuple(nodes), tuple(original_pods), order.seed))
+    cluster = _Cluster(nodes, order.ranks, scorer)
+    frag = _FragTracker(cluster.states, frag_workload)
+    observer = scorer if isinstance(scorer, Observer) else None
+    arrived = used = 0
+    arrived_log: list[int] = []
+    used_log: list[int] = []
+    placements: list[int] = []
+    for pod in order.pods:
+        if observer is not None and observer.observe(pod):
+            cluster.forget()
+        shape = pod.shape
+        node = _winner(cluster, cluster.view(shape))
+        if node >= 0:
+            state = place(cluster.states[node], shape, _gpu_for(scorer, cluster.states[node], shape))
+            cluster.update(node, state)
+            frag.update(node, state)
+            used += shape.gpu_request
+        arrived += shape.gpu_request
+        arrived_log.append(arrived)
+        used_log.append(used)
+        placements.append(node)
+        frag.record()
+    capacity = sum(spec.gpu_count for spec in nodes) * MILLI
+    return RunResult(
+        scorer.name, order.seed, capacity, tuple(arrived_log), tuple(used_log), tuple(frag.log), tuple(placements)
+    )
+
+
+class _FragTracker:
+    """Cluster F summed over nodes, kept current by re-evaluating only the node that changed."""
+
+    def __init__(self, states: Sequence[NodeState], workload: Workload | None) -> None:
+        self._model = FragModel(workload) if workload is not None else None
+        self._per_node = [self._model.node(s) for s in states] if self._model is not None else []
+        self._total = sum(self._per_node)
+        self.log: list[float] = []
+
+    def update(self, node: int, state: NodeState) -> None:
+        """A node changed."""
+        if self._model is not None:
+            value = self._model.node(state)
+            self._total += value - self._per_node[node]
+            self._per_node[node] = value
+
+    def record(self) -> None:
+        """Log the current total (0 when no workload was given)."""
+        self.log.append(self._total)
