@@ -58,12 +58,14 @@ class Wiring:
         if found == -1:
             if len(self._best_scores) >= CACHE_LIMIT:
                 self._best_scores.clear()
-            if k > 1 and free_mask.bit_count() > EXACT_LIMIT:
+            free, w = bits(free_mask), self.matrix.w
+            if k == 2:  # the best pair: every pair looked at, no search
+                found = max(w[a][b] for i, a in enumerate(free) for b in free[i + 1 :])
+            elif len(free) > EXACT_LIMIT:
                 # Bounded past 16 GPUs: a good set's score (a lower bound of the best, see bounded.py).
-                found = self.matrix.score(good_set(self.matrix.w, bits(free_mask), k))
+                found = self.matrix.score(good_set(w, free, k))
             else:
-                free = bits(free_mask)
-                found = max_sets(self.matrix, free_mask, k, False, greedy_score(self.matrix.w, free, k))[0]
+                found = max_sets(self.matrix, free_mask, k, False, greedy_score(w, free, k))[0]
             self._best_scores[key] = found
         return found
 
