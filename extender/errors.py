@@ -32,7 +32,10 @@ branches stay ``ValueError``s and the source branch a ``RuntimeError``, as the c
 
 from __future__ import annotations
 
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the node agent imports this tree and must not pay for pydantic
+    from pydantic import ValidationError
 
 __all__ = [
     "GpuAdvisorError",

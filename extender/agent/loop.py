@@ -22,9 +22,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from prometheus_client import CollectorRegistry
-
-from extender.agent.metrics import DcgmNamedCollector, serve_endpoints
+from extender.agent.apiserver import NodeWriter
+from extender.agent.metrics import dcgm_metrics, serve_endpoints
 from extender.agent.podresources_client import Allocation, PodResourcesClient, free_gpu_indices
 from extender.agent.publish import NodePublisher, short_error
 from extender.model.topology import GpuTopology
@@ -47,7 +46,7 @@ class Agent:
     def __init__(
         self,
         node: str,
-        api: Any,  # kubernetes.client.CoreV1Api
+        api: NodeWriter,
         pod_resources: Callable[[], PodResourcesClient],
         load_nvml: Callable[[], ModuleType],
         min_interval_s: float = 10.0,
@@ -67,8 +66,6 @@ class Agent:
         self.allocation: Allocation | None = None
         self.status = AgentStatus()
         self._stop = threading.Event()
-        self.registry = CollectorRegistry()
-        self.registry.register(DcgmNamedCollector(self))
 
     # -- the pieces ----------------------------------------------------------------------------
 
@@ -141,4 +138,4 @@ class Agent:
         def readiness() -> dict[str, Any]:
             return {"ready": status.ready, "reason": status.reason, "writes": status.writes}
 
-        return serve_endpoints(host, port, self.registry, readiness)
+        return serve_endpoints(host, port, lambda: dcgm_metrics(self), readiness)

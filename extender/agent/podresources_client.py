@@ -35,7 +35,7 @@ class PodResourcesClient:
         self.socket_path = socket_path
         self.timeout_s = timeout_s
         self._channel = grpc.insecure_channel(f"unix://{socket_path}")
-        self._stub = api_pb2_grpc.PodResourcesListerStub(self._channel)  # type: ignore[no-untyped-call]
+        self._stub = api_pb2_grpc.PodResourcesListerStub(self._channel)
 
     def allocation(self, resource: str = GPU_RESOURCE) -> Allocation:
         from extender.agent.podresources import api_pb2

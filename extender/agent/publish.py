@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
+from extender.agent.apiserver import NodeWriter
 from extender.cluster.state import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, FreeReport
 
 __all__ = ["NodePublisher", "short_error"]
@@ -24,9 +24,9 @@ def short_error(exc: Exception) -> str:
 class NodePublisher:
     """Patches ``gpu-advisor.io/topology`` and ``gpu-advisor.io/free-gpus`` on one Node (JSON merge patch)."""
 
-    def __init__(self, node: str, api: Any, min_interval_s: float) -> None:
+    def __init__(self, node: str, api: NodeWriter, min_interval_s: float) -> None:
         self.node = node
-        self.api = api  # kubernetes.client.CoreV1Api
+        self.api = api
         self.min_interval_s = min_interval_s
         self._written: tuple[str, tuple[int, ...]] | None = None  # (topology JSON, free) last written
         self._retry_at = 0.0
@@ -41,9 +41,7 @@ class NodePublisher:
             return False  # rate limit or backoff: the newest content goes out when the window opens
         annotations = {ANNOTATION_TOPOLOGY: topology_json, ANNOTATION_FREE_GPUS: FreeReport(free, now).to_json()}
         try:
-            self.api.patch_node(
-                self.node, {"metadata": {"annotations": annotations}}, _content_type="application/merge-patch+json"
-            )
+            self.api.patch_node(self.node, {"metadata": {"annotations": annotations}})
         except Exception as exc:
             log.warning(
                 "annotating node %s failed (%s); retrying in %.0f s", self.node, short_error(exc), self._backoff

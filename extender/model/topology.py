@@ -1,4 +1,4 @@
-"""How the GPUs of one node are wired: a networkx graph with a GPU per vertex and an edge per pair.
+"""How the GPUs of one node are wired: a GPU per index and a link per pair (``graph`` gives it as networkx).
 
 Every unordered GPU pair has exactly one edge carrying ``nvlinks`` (bonded NVLinks, 0 when none) and
 ``pcie`` (the PCIe common-ancestor level, ``None`` when unknown). Sources: NVML (``extender.sources.nvml``),
@@ -26,9 +26,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from extender.model.devices import (
     Gpu,
@@ -40,6 +38,9 @@ from extender.model.devices import (
     gpu_to_dict,
     link_from_dict,
 )
+
+if TYPE_CHECKING:
+    import networkx as nx  # imported on first use of ``graph``: the node agent never pays its ~20 MiB
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -56,7 +57,7 @@ SCHEMA_VERSION = 1
 
 @dataclass(frozen=True)
 class _Wiring:
-    """What placement depends on, kept beside the graph so hot paths avoid networkx lookups."""
+    """What placement depends on: the indices and every pair's link, in (a, b) order."""
 
     indices: tuple[int, ...]
     links: tuple[Link, ...]
@@ -76,9 +77,7 @@ class GpuTopology:
         if any(i < 0 for i in indices):
             raise TopologyError(f"GPU indices must be ≥ 0, got {indices}")
 
-        graph: nx.Graph = nx.Graph()
-        for gpu in gpu_list:
-            graph.add_node(gpu.index, gpu=gpu)
+        by_pair: dict[tuple[int, int], Link] = {}
         known = set(indices)
         for link in links:
             a, b = sorted((link.a, link.b))
@@ -88,16 +87,15 @@ class GpuTopology:
                 raise TopologyError(f"link {a}-{b} names a GPU that is not in the topology {indices}")
             if link.nvlinks < 0:
                 raise TopologyError(f"link {a}-{b} has a negative NVLink count {link.nvlinks}")
-            if graph.has_edge(a, b):
+            if (a, b) in by_pair:
                 raise TopologyError(f"link {a}-{b} is listed twice")
-            graph.add_edge(a, b, link=Link(a, b, link.nvlinks, link.pcie))
-        for a, b in combinations(indices, 2):
-            if not graph.has_edge(a, b):
-                graph.add_edge(a, b, link=Link(a, b))
+            by_pair[a, b] = Link(a, b, link.nvlinks, link.pcie)
+        ordered = tuple(by_pair.get((a, b)) or Link(a, b) for a, b in combinations(indices, 2))
 
-        self.graph = graph
         self.clique = clique
-        ordered = tuple(graph.edges[a, b]["link"] for a, b in combinations(indices, 2))
+        self._by_index = {g.index: g for g in gpu_list}
+        self._by_pair = {(lk.a, lk.b): lk for lk in ordered}
+        self._graph: nx.Graph | None = None
         self._gpus = tuple(gpu_list)
         self._wiring = _Wiring(tuple(indices), ordered, _fingerprint(tuple(indices), ordered))
 
@@ -121,27 +119,47 @@ class GpuTopology:
         """Same wiring ⇒ same fingerprint, whatever the UUIDs, bus ids or products."""
         return self._wiring.fingerprint
 
+    @property
+    def graph(self) -> nx.Graph:
+        """The topology as a networkx graph (GPU per vertex as ``gpu``, ``link`` per edge), built on first use."""
+        if self._graph is None:
+            import networkx as nx
+
+            graph = nx.Graph()
+            graph.add_nodes_from((g.index, {"gpu": g}) for g in self._gpus)
+            graph.add_edges_from((lk.a, lk.b, {"link": lk}) for lk in self.links)
+            self._graph = graph
+        return self._graph
+
     def gpu(self, index: int) -> Gpu:
         try:
-            gpu: Gpu = self.graph.nodes[index]["gpu"]
+            return self._by_index[index]
         except KeyError:
             raise TopologyError(f"no GPU {index} in this topology") from None
-        return gpu
 
     def link(self, a: int, b: int) -> Link:
         try:
-            link: Link = self.graph.edges[a, b]["link"]
+            return self._by_pair[min(a, b), max(a, b)]
         except KeyError:
             raise TopologyError(f"no link {a}-{b} in this topology") from None
-        return link
 
     def nvlink_islands(self) -> list[list[int]]:
         """Connected components over NVLink edges, largest first; a GPU without NVLink is its own island."""
-        nv = nx.Graph()
-        nv.add_nodes_from(self.indices)
-        nv.add_edges_from((lk.a, lk.b) for lk in self.links if lk.nvlinks > 0)
-        islands = [sorted(c) for c in nx.connected_components(nv)]
-        return sorted(islands, key=lambda c: (-len(c), c[0]))
+        root = {i: i for i in self.indices}  # union-find: at most 16 or so GPUs, no library needed
+
+        def find(i: int) -> int:
+            while root[i] != i:
+                root[i] = root[root[i]]
+                i = root[i]
+            return i
+
+        for lk in self.links:
+            if lk.nvlinks > 0:
+                root[find(lk.a)] = find(lk.b)
+        islands: dict[int, list[int]] = {}
+        for i in self.indices:
+            islands.setdefault(find(i), []).append(i)
+        return sorted(islands.values(), key=lambda c: (-len(c), c[0]))
 
     def numa_groups(self) -> dict[int | None, list[int]]:
         """GPUs by host NUMA node; key None holds the GPUs whose NUMA node is unknown."""

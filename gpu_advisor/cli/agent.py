@@ -13,18 +13,15 @@ def _agent(args: argparse.Namespace) -> int:
     import os
     import signal
 
+    from extender.agent.apiserver import node_writer
     from extender.agent.loop import Agent
     from extender.agent.podresources_client import PodResourcesClient
-    from extender.sources.kube import ApiServerError, api_error_message, kube_api
     from extender.sources.nvml import load_nvml
 
     node = args.node or os.environ.get("NODE_NAME")
     if not node:
         raise CliError("name the node: --node NAME, or NODE_NAME from the downward API")
-    try:
-        api = kube_api(args.kubeconfig)
-    except Exception as exc:  # the client raises many kinds; the user needs the one line
-        raise ApiServerError(f"cannot reach the API server: {api_error_message(exc)}") from None
+    api = node_writer(args.kubeconfig)  # no kubernetes client in this process unless the kubeconfig needs it
     agent = Agent(node, api, lambda: PodResourcesClient(args.socket), load_nvml, min_interval_s=args.min_interval)
     server = agent.serve_http(args.host, args.port)
     signal.signal(signal.SIGTERM, lambda *_: agent.stop())

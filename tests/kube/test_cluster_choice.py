@@ -60,4 +60,5 @@ def test_json_snapshots_are_read_as_json_and_yaml_ones_as_yaml(tmp_path: Path) -
 
 @pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML built without libyaml")
 def test_yaml_goes_to_the_c_loader_where_pyyaml_has_it() -> None:
-    assert documents._YAML_LOADER is yaml.CSafeLoader
+    loader: object = documents._YAML_LOADER  # typed as the pure loader; libyaml's is a sibling class
+    assert loader is yaml.CSafeLoader

@@ -14,6 +14,7 @@ from typing import Any
 
 import celpy
 from celpy import celtypes
+from celpy.adapter import json_to_cel
 
 Doc = dict[str, Any]
 
@@ -35,9 +36,9 @@ def evaluate(policy: Doc, request: Doc, old: Doc, new: Doc) -> Verdict:
         return env.program(env.compile(expression)).evaluate(activation)
 
     activation: dict[str, Any] = {
-        "object": celpy.json_to_cel(new),
-        "oldObject": celpy.json_to_cel(old),
-        "request": celpy.json_to_cel(request),
+        "object": json_to_cel(new),
+        "oldObject": json_to_cel(old),
+        "request": json_to_cel(request),
     }
     spec = policy["spec"]
     if not all(bool(run(c["expression"], activation)) for c in spec.get("matchConditions", [])):

@@ -109,12 +109,13 @@ def test_match_conditions_send_only_objects_that_ask_for_nvidia_resources(
     rendered: list[dict[str, Any]], obj: dict[str, Any], sent: bool
 ) -> None:
     import celpy
+    from celpy.adapter import json_to_cel
 
     env = celpy.Environment()
     for hook in webhooks(rendered):
         (condition,) = hook["matchConditions"]
         program = env.program(env.compile(condition["expression"]))
-        assert bool(program.evaluate({"object": celpy.json_to_cel(obj)})) is sent, hook["name"]
+        assert bool(program.evaluate({"object": json_to_cel(obj)})) is sent, hook["name"]
 
 
 def test_the_webhook_paths_are_served_over_the_service_port(rendered: list[dict[str, Any]], api) -> None:  # type: ignore[no-untyped-def]

@@ -16,17 +16,19 @@ from extender.placement import POLICIES, Placer, PolicyName, Wiring
 from extender.placement.matrix import bits
 from tests.unit.test_placement import nvidia_reference, questions, wirings
 
+Answer = tuple[PolicyName, int, int, int]  # policy, free mask, k, chosen mask
 POLICY_NAMES: tuple[PolicyName, ...] = ("ideal", "nvidia-best-effort")
 SMALL_MACHINES = {
     name: topo for name, text in bundled_machines().items() if len((topo := parse_topo_matrix(text)).indices) <= 8
 }
 
 
-def searched_and_tabled(topo: GpuTopology) -> tuple[list[tuple[str, int, int, int]], list[tuple[str, int, int, int]]]:
+def searched_and_tabled(topo: GpuTopology) -> tuple[list[Answer], list[Answer]]:
     """(policy, free mask, k, chosen mask) for every free set and k: by the search, and from the table."""
     searched, tabled = Wiring(topo, tables=False), Wiring(topo)
     assert tabled.table is not None and searched.table is None
-    by_search, by_table = [], []
+    by_search: list[Answer] = []
+    by_table: list[Answer] = []
     for policy in POLICY_NAMES:
         for free in range(1, 1 << len(topo.indices)):
             for k in range(1, free.bit_count() + 1):
