@@ -19,6 +19,7 @@ from extender.cluster.state import NodeState
 from extender.model.pods import PodRequest, PodSpecError, pod_request, pod_template
 from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy, VerdictMemo, judge_all
+from extender.scoring.workload import NO_MIX, Mix
 
 __all__ = ["Advise", "DryRunAnswer", "DryRunError", "dry_run"]
 
@@ -77,6 +78,7 @@ def dry_run(
     now: float,
     memo: VerdictMemo | None = None,
     advise: Advise | None = None,
+    mix: Mix = NO_MIX,
 ) -> DryRunAnswer:
     if not isinstance(manifest, Mapping) or not manifest.get("kind"):
         raise DryRunError(
@@ -116,7 +118,7 @@ def dry_run(
         else:
             filtered.append(FilteredNode(node=node_name, stage="eligibility", reason=why, unresolvable=True))
     ranked: list[RankedNode] = []
-    for v in judge_all(request, eligible, nodes, telemetry, policy, now, memo):
+    for v in judge_all(request, eligible, nodes, telemetry, policy, now, memo, mix=mix):
         if v.fits:
             gpus = list(v.gpus) if v.gpus is not None else None
             ranked.append(RankedNode(node=v.node, score=v.score, gpus=gpus, reason=v.reason, breakdown=v.breakdown))

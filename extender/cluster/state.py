@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from extender.cluster.node import LABEL_REPLICAS, BoundPod, FreeReport, NodeState, format_time, parse_time
+from extender.cluster.shares import assignment, gpu_shares
+from extender.model.compute import cpu_milli, memory_mib
 from extender.model.pods import PodSpecError, pod_request
 from extender.model.topology import GpuTopology, TopologyError
 from extender.placement import PlacementImpossible, Placer
@@ -60,7 +62,7 @@ def _resources(section: Any) -> dict[str, int]:
 
 
 def bound_pod(pod: Mapping[str, Any]) -> tuple[str, BoundPod] | None:
-    """(node name, pod) for a pod that holds GPUs on a node now; None for any other pod."""
+    """(node name, pod) for a pod that holds GPUs, CPU or memory on a node now; None for any other pod."""
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
     node = spec.get("nodeName")
@@ -71,7 +73,7 @@ def bound_pod(pod: Mapping[str, Any]) -> tuple[str, BoundPod] | None:
         request = pod_request(pod)
     except PodSpecError:
         return None  # the API server accepted it, so its GPU request is whatever the kubelet made of it
-    if not request.wants_gpu:
+    if not request.wants_gpu and not request.cpu_milli and not request.memory_mib:
         return None
     bound_at = None
     for cond in status.get("conditions") or []:
@@ -80,7 +82,12 @@ def bound_pod(pod: Mapping[str, Any]) -> tuple[str, BoundPod] | None:
     bound_at = bound_at or parse_time(status.get("startTime")) or parse_time(meta.get("creationTimestamp"))
     priority = spec.get("priority") or 0
     return str(node), BoundPod(
-        str(meta.get("namespace", "default")), str(meta.get("name", "")), request, bound_at, int(priority)
+        str(meta.get("namespace", "default")),
+        str(meta.get("name", "")),
+        request,
+        bound_at,
+        int(priority),
+        assignment(meta.get("annotations") or {}) if request.wants_gpu else (),
     )
 
 
@@ -120,7 +127,8 @@ def node_state(
     allocatable = _resources(status.get("allocatable"))
     capacity = _resources(status.get("capacity")) or dict(allocatable)
     topology, problem, report = _annotations(name, meta.get("annotations") or {}, machines)
-    pod_list = tuple(sorted(pods, key=lambda p: (p.bound_at or 0.0, p.key)))
+    every_pod = tuple(sorted(pods, key=lambda p: (p.bound_at or 0.0, p.key)))
+    pod_list = tuple(p for p in every_pod if p.request.wants_gpu)  # the GPU pods
     free, assumed = _derive_free(topology, report, pod_list, labels, machines.placer)
     holders = {g: pod for pod, gpus in assumed for g in gpus}
     spec = node.get("spec") or {}
@@ -143,7 +151,24 @@ def node_state(
         holders=holders,
         taints=taints,
         unschedulable=bool(spec.get("unschedulable")),
+        shares=gpu_shares(node, ((p.request, p.assigned) for p in pod_list)),
+        cpu_allocatable=_quantity(status, "cpu"),
+        memory_allocatable=_quantity(status, "memory"),
+        cpu_requested=sum(p.request.cpu_milli for p in every_pod),
+        memory_requested=sum(p.request.memory_mib for p in every_pod),
     )
+
+
+def _quantity(status: Mapping[str, Any], name: str) -> int | None:
+    """Allocatable CPU (milli) or memory (MiB), else capacity; None when neither is readable."""
+    for section in ("allocatable", "capacity"):
+        values = status.get(section) or {}
+        if isinstance(values, Mapping) and name in values:
+            try:
+                return cpu_milli(values[name]) if name == "cpu" else memory_mib(values[name])
+            except PodSpecError:
+                return None
+    return None
 
 
 def _annotations(

@@ -99,7 +99,16 @@ def build_router(advisor: Advisor) -> APIRouter:
                 nodes = snap.cluster("dry-run").nodes_by_name()
                 telemetry, memo = snap.telemetry(advisor.policy.telemetry_max_age_s), None
         try:
-            answer = dry_run(manifest, nodes, telemetry, advisor.policy, advisor.clock(), memo, advisor.advise)
+            answer = dry_run(
+                manifest,
+                nodes,
+                telemetry,
+                advisor.policy,
+                advisor.clock(),
+                memo,
+                advisor.advise,
+                advisor.learner.current,
+            )
         except DryRunError as exc:
             return problem(422, str(exc))
         return Response(answer.model_dump_json(), media_type="application/json")

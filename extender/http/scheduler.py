@@ -15,11 +15,11 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from pydantic import ValidationError
 
-from extender.http.advisor import Advisor
+from extender.http.advisor import Advisor, pod_key
 from extender.http.replies import ReplyFragments
 from extender.http.requests import BadRequest, json_reply, problem, read_json
 from extender.http.wire import ExtenderArgs
-from extender.model.pods import PodRequest, PodSpecError, pod_request
+from extender.model.pods import PodRequest, PodSpecError, ShareSpecError, pod_request
 from extender.scoring import Verdict
 
 __all__ = ["build_router"]
@@ -58,6 +58,8 @@ async def _extender_args(request: Request, advisor: Advisor) -> _Parsed:
 def _request_of(args: ExtenderArgs) -> PodRequest:
     try:
         return pod_request(args.pod)
+    except ShareSpecError as exc:  # its GPU share cannot be read: every node says which field, none fits
+        return PodRequest(invalid=str(exc))
     except PodSpecError as exc:
         meta = args.pod.get("metadata") or {}
         # The API server already admitted this pod: a bad gpu-advisor knob must not strand it.
@@ -94,7 +96,7 @@ def build_router(advisor: Advisor) -> APIRouter:
         args, names, sent = found
         try:
             pod = _request_of(args)
-            verdicts = advisor.judge(pod, names, sent)
+            verdicts = advisor.judge(pod, names, sent, pod_key(args.pod))
             passed, failed, unresolvable = fragments.filter_parts(pod, verdicts)
         except Exception as exc:  # the extender itself failed: say so in Error, as the protocol asks
             log.exception("filter failed")
@@ -117,7 +119,7 @@ def build_router(advisor: Advisor) -> APIRouter:
         args, names, sent = found
         try:
             pod = _request_of(args)
-            text = fragments.priorities(pod, advisor.judge(pod, names, sent))
+            text = fragments.priorities(pod, advisor.judge(pod, names, sent, pod_key(args.pod)))
         except Exception:  # fail open and say so: every node the same, so this extender has no say
             log.exception("prioritize failed: answering 0 for every node")
             metrics.requests.labels("prioritize", "error").inc()
