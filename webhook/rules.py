@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from extender.cluster.selectors import eligible_nodes
+from extender.cluster.shares import request_milli
 from extender.cluster.state import NodeState
 from extender.model.pods import PodRequest
 from extender.placement import nvlink_clique
@@ -108,7 +109,7 @@ def exceeds_largest_node(w: Workload, view: ClusterView) -> list[Finding]:
     out: list[Finding] = []
     eligible = view.eligible(w)
     k = w.request.gpus
-    if k:
+    if k and w.request.share is None:  # shares: gpu_share_never_fits
         gpu_nodes = _gpu_nodes(eligible)
         largest = max((n.gpu_total for n in gpu_nodes), default=0)
         if k > largest:
@@ -321,8 +322,39 @@ def whole_gpu_small_model(w: Workload, view: ClusterView) -> list[Finding]:
     ]
 
 
+def _field_name(source: str) -> str:
+    """``metadata.annotations["alibabacloud.com/gpu-milli"]`` → ``alibabacloud.com/gpu-milli``."""
+    return source.rsplit("[", 1)[-1].strip('[]"')
+
+
+def gpu_share_never_fits(w: Workload, view: ClusterView) -> list[Finding]:
+    """A shared request no GPU model of the cluster can ever hold (model not allowed, share too big, too few GPUs)."""
+    share, k = w.request.share, w.request.gpus
+    if share is None:
+        return []
+    sharing = [n for n in view.eligible(w) if n.shares is not None and not n.shares.problem]
+    offered: dict[str, bool] = {}
+    for n in sharing:
+        memory = n.shares.memory_mib[0] if n.shares and n.shares.memory_mib else None
+        fits = share.allows(n.gpu_model or "") and request_milli(share, memory) <= 1000 and len(n.shares.free) >= k
+        name = f"{n.gpu_model or 'unknown'}" + (f" {_gb(memory):.0f} GB" if memory else "")
+        offered[name] = offered.get(name, False) or fits
+    if any(offered.values()):
+        return []
+    where = ", ".join(sorted(offered)) if offered else "no node it may use offers GPU sharing"
+    return [
+        Finding(
+            "gpu-share-never-fits",
+            "warning",
+            f"{w.request.describe()} ({_field_name(share.source)}) fits no GPU here: {where}",
+            "ask a share and GPU model the cluster has (or check nodeSelector and tolerations)",
+        )
+    ]
+
+
 RULES: tuple[Callable[[Workload, ClusterView], list[Finding]], ...] = (
     exceeds_largest_node,
+    gpu_share_never_fits,
     mig_profile_unavailable,
     no_nvlink_set,
     timeslice_multi_gpu,

@@ -10,8 +10,8 @@ GPUs its convention's assignment annotation names:
   ``uuid,type,memory MiB,cores`` — the uuid names the GPU.
 
 Without an assignment (not bound yet, or an older writer) the pod's GPUs are predicted with the rule the
-advisor itself places by (:func:`choose_gpu`, and whole GPUs take the lowest-index idle ones), so the
-model and the advice never disagree about where a pod went.
+advisor itself judges by (:func:`take_gpus`), so the model and the advice never disagree about where a
+pod went.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ __all__ = [
     "assignment",
     "choose_gpu",
     "gpu_shares",
-    "idle_gpus",
     "request_milli",
+    "take_gpus",
 ]
 
 ALIBABA_INDEX = "alibabacloud.com/gpu-index"
@@ -92,20 +92,22 @@ def choose_gpu(free: tuple[int, ...], milli: int) -> int:
     return chosen
 
 
-def idle_gpus(free: tuple[int, ...], count: int) -> tuple[int, ...]:
-    """Whole GPUs go to the lowest-index idle ones (the device plugins' and the simulator's order)."""
-    return tuple(i for i, room in enumerate(free) if room >= MILLI_PER_GPU)[:count]
+def take_gpus(free: tuple[int, ...], milli: int, count: int) -> tuple[int, ...]:
+    """The GPUs a pod asking ``milli`` of each of ``count`` GPUs takes: one share by :func:`choose_gpu`;
+    otherwise the lowest-index GPUs with that much free (whole GPUs: the idle ones, in the device
+    plugins' and the simulator's order). Fewer than ``count`` when the node cannot hold it."""
+    if count == 1 and milli < MILLI_PER_GPU:
+        gpu = choose_gpu(free, milli)
+        return (gpu,) if gpu >= 0 else ()
+    return tuple(i for i, room in enumerate(free) if room >= milli)[:count]
 
 
 def _place(shares: GpuShares, request: PodRequest, assigned: tuple[str, ...], uuids: Mapping[str, int]) -> GpuShares:
     free = list(shares.free)
     indices = [uuids.get(a, int(a) if a.isdigit() else -1) for a in assigned]
     if not indices or not all(0 <= i < len(free) for i in indices):  # none, or naming GPUs it lacks: predict
-        if request.share is not None and request.gpus == 1:
-            milli = request_milli(request.share, shares.memory_mib[0] if shares.memory_mib else None)
-            indices = [choose_gpu(shares.free, milli)]
-        else:
-            indices = list(idle_gpus(shares.free, request.gpus))
+        milli = request_milli(request.share, shares.memory_mib[0] if shares.memory_mib else None)
+        indices = list(take_gpus(shares.free, milli, request.gpus))
     for i in indices:
         if 0 <= i < len(free):
             free[i] = max(0, free[i] - request_milli(request.share, shares.memory_mib[i]))

@@ -21,9 +21,10 @@ __all__ = ["MAX_BODY_BYTES", "MAX_CANDIDATES", "Advisor", "Metrics", "pod_key"]
 
 
 def pod_key(pod: Mapping[str, Any]) -> str:
-    """Who a pod is, so the workload mix counts it once however often it is judged: its uid, else its name."""
+    """Who a pod is, so the workload mix counts it once however often it is judged, and once more never
+    when it runs: ``namespace/name``, as the cluster model keys bound pods."""
     meta = pod.get("metadata") or {}
-    return str(meta.get("uid") or f"{meta.get('namespace', 'default')}/{meta.get('name', '')}")
+    return f"{meta.get('namespace', 'default')}/{meta.get('name', '')}"
 
 
 MAX_BODY_BYTES = 64 * 1024 * 1024  # a nocache NodeList of 5,000 nodes with managedFields fits

@@ -3,8 +3,10 @@ the placement strands (``stranding``) against the learned mix (``workload``).
 
 Refusals name the field that asked (``alibabacloud.com/gpu-milli``, ``nvidia.com/gpumem`` …), so
 ``kubectl describe pod`` says which share did not fit where. Components the node cannot inform (set,
-fragmentation of the wiring, NUMA) are neutral; packing is whether the node already holds pods (binpack
-fills nodes in use before opening an idle one; how full is the stranding term's business).
+fragmentation of the wiring, NUMA) are neutral. Packing (binpack) is, for a GPU pod, whether the node
+already holds GPU pods (fill nodes in use before opening an idle one; how full is the stranding term's
+business), and for a pod that asks no GPU, how few GPUs the node has free (its CPU is best taken where
+it can strand the fewest GPUs): 1000 / (1000 + free milli). Spread mode takes 1 − packing.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ def _memory(shares: GpuShares) -> int | None:
     return shares.memory_mib[0] if shares.memory_mib else None
 
 
-def _components(shares: GpuShares, found: Strand, policy: ScoringPolicy) -> dict[str, float]:
-    used = 1.0 if shares.in_use else 0.0
+def _components(shares: GpuShares, found: Strand, policy: ScoringPolicy, gpu_pod: bool = True) -> dict[str, float]:
+    used = (1.0 if shares.in_use else 0.0) if gpu_pod else MILLI_PER_GPU / (MILLI_PER_GPU + shares.free_total)
     return {
         "set": NEUTRAL,
         "fragmentation": NEUTRAL,
@@ -103,4 +105,4 @@ def plan_cpu_only(node: NodeState, request: PodRequest, policy: ScoringPolicy, m
     found = strand(mix, node.gpu_model, _memory(shares), node.cpu_free, shares.free, request)
     assert found is not None
     reason = f"pod asks for no GPU; its {request.cpu_milli} milli-CPU strands {_strands(found)}"
-    return Plan(True, reason, components=_components(shares, found, policy), level=found.level)
+    return Plan(True, reason, components=_components(shares, found, policy, gpu_pod=False), level=found.level)

@@ -11,8 +11,10 @@ finds the node's GPUs either usable or stranded (Weng et al., "Beware of Fragmen
 
 The level is deliberately coarse (about one step per 40 milli near 0): measured on the openb trace,
 finer keys (raw Δ, F after, best fit) strand *more*, because equal levels leave the choice to the
-next key instead of to a noise of a few milli. A share of one GPU goes on the GPU with the highest
-level, the lowest index among equals; whole GPUs take the lowest-index idle ones.
+next key instead of to a noise of a few milli. The GPUs a pod takes inside the node are the ones the
+cluster model predicts for a bound pod (``extender.cluster.shares``): a share goes on the least free GPU
+that fits (best fit, as the Alibaba and Aliyun binders do; measured as good as trying every GPU), whole
+GPUs on the lowest-index idle ones.
 """
 
 from __future__ import annotations
@@ -22,8 +24,7 @@ from bisect import bisect_right
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from extender.cluster.shares import idle_gpus, request_milli
-from extender.model.gpu_share import MILLI_PER_GPU
+from extender.cluster.shares import request_milli, take_gpus
 from extender.model.pods import PodRequest
 from extender.scoring.workload import Mix
 
@@ -124,19 +125,7 @@ def strand(
         delta = before - fragmentation(mix, model, memory_mib, cpu_after, free)
         return Strand((), free, delta, level(delta))
     milli = request_milli(request.share, memory_mib)
-    if milli < MILLI_PER_GPU and request.gpus == 1:
-        best: Strand | None = None
-        tried: set[int] = set()
-        for index, room in enumerate(free):
-            if room < milli or room in tried:
-                continue
-            tried.add(room)  # GPUs with equal room leave equal states: the first stands for all
-            after = (*free[:index], room - milli, *free[index + 1 :])
-            delta = before - fragmentation(mix, model, memory_mib, cpu_after, after)
-            if best is None or level(delta) > best.level:
-                best = Strand((index,), after, delta, level(delta))
-        return best
-    taken = idle_gpus(free, request.gpus)
+    taken = take_gpus(free, milli, request.gpus)
     if len(taken) < request.gpus:
         return None
     after = tuple(room - milli if i in taken else room for i, room in enumerate(free))
