@@ -332,11 +332,13 @@ def gpu_share_never_fits(w: Workload, view: ClusterView) -> list[Finding]:
     share, k = w.request.share, w.request.gpus
     if share is None:
         return []
-    sharing = [n for n in view.eligible(w) if n.shares is not None and not n.shares.problem]
     offered: dict[str, bool] = {}
-    for n in sharing:
-        memory = n.shares.memory_mib[0] if n.shares and n.shares.memory_mib else None
-        fits = share.allows(n.gpu_model or "") and request_milli(share, memory) <= 1000 and len(n.shares.free) >= k
+    for n in view.eligible(w):
+        gpus = n.shares
+        if gpus is None or gpus.problem or gpus.convention != share.convention:
+            continue
+        memory = gpus.memory_mib[0] if gpus.memory_mib else None
+        fits = share.allows(n.gpu_model or "") and request_milli(share, memory) <= 1000 and len(gpus.free) >= k
         name = f"{n.gpu_model or 'unknown'}" + (f" {_gb(memory):.0f} GB" if memory else "")
         offered[name] = offered.get(name, False) or fits
     if any(offered.values()):

@@ -46,6 +46,9 @@ def _refusal(node: NodeState, shares: GpuShares | None, request: PodRequest, mil
         return Plan(False, f"offers no GPU sharing; pod asks {asked}", unresolvable=True)
     if shares.problem:
         return Plan(False, f"GPU sharing unreadable: {shares.problem}", unresolvable=True)
+    if share is not None and share.convention != shares.convention:
+        # Each convention's own scheduler and device plugin hand out its shares: they never mix.
+        return Plan(False, f"shares GPUs the {shares.convention} way; pod asks {asked}", unresolvable=True)
     model = node.gpu_model
     if share is not None and (share.models or share.excluded_models) and not share.allows(model or ""):
         allowed = "|".join(share.models) or f"not {'|'.join(share.excluded_models)}"
