@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from extender.errors import MalformedInput, validation_problems
 from extender.model.pods import PodSpecError, pod_request, pod_template
 from webhook.rules import ClusterView, Finding, evaluate_rules, workload_from
 
@@ -43,7 +44,7 @@ MAX_WARNING = 120
 MAX_WARNINGS_TOTAL = 4096
 
 
-class BadReview(ValueError):
+class BadReview(MalformedInput):
     """The body is not an AdmissionReview v1 request we can answer."""
 
 
@@ -84,8 +85,7 @@ def parse_review(doc: Any) -> AdmissionReview:
     try:
         return AdmissionReview.model_validate(doc)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()[:5])
-        raise BadReview(f"not an admission.k8s.io/v1 AdmissionReview request: {problems}") from None
+        raise BadReview(f"not an admission.k8s.io/v1 AdmissionReview request: {validation_problems(exc)}") from None
 
 
 _ASCII = str.maketrans({"≈": "~", "≤": "<=", "≥": ">=", "×": "x", "→": "->", "…": "...", "↔": "<->", "—": "-"})

@@ -68,45 +68,66 @@ def create_certs(
     out.mkdir(parents=True, exist_ok=True)
     files = CertFiles(out / "ca.crt", out / "ca.key", out / "tls.crt", out / "tls.key")
     if reuse_ca and files.ca_cert.exists() and files.ca_key.exists():
-        ca_cert = x509.load_pem_x509_certificate(files.ca_cert.read_bytes())
-        loaded = serialization.load_pem_private_key(files.ca_key.read_bytes(), password=None)
-        if not isinstance(loaded, ec.EllipticCurvePrivateKey):
-            raise ValueError(f"{files.ca_key} is not an EC private key")
-        ca_key = loaded
+        ca_cert, ca_key = _load_ca(files)
     else:
-        ca_key = _key()
-        ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"gpu-advisor CA ({namespace})")])
-        ca_cert = (
-            x509.CertificateBuilder()
-            .subject_name(ca_name)
-            .issuer_name(ca_name)
-            .public_key(ca_key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=5))
-            .not_valid_after(now + dt.timedelta(days=CA_DAYS))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-            .add_extension(
-                x509.KeyUsage(
-                    digital_signature=True,
-                    key_cert_sign=True,
-                    crl_sign=True,
-                    content_commitment=False,
-                    key_encipherment=False,
-                    data_encipherment=False,
-                    key_agreement=False,
-                    encipher_only=False,
-                    decipher_only=False,
-                ),
-                critical=True,
-            )
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-            .sign(ca_key, hashes.SHA256())
-        )
+        ca_cert, ca_key = _new_ca(namespace, now)
         _write(files.ca_key, _pem_key(ca_key), private=True)
         _write(files.ca_cert, ca_cert.public_bytes(serialization.Encoding.PEM), private=False)
     key = _key()
-    names = service_dns_names(service, namespace)
-    cert = (
+    cert = _serving_cert(service_dns_names(service, namespace), key, ca_cert, ca_key, now)
+    # Key first, then certificate: a reload that sees the new cert always finds its key.
+    _write(files.key, _pem_key(key), private=True)
+    _write(files.cert, cert.public_bytes(serialization.Encoding.PEM), private=False)
+    return files
+
+
+def _load_ca(files: CertFiles) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    ca_cert = x509.load_pem_x509_certificate(files.ca_cert.read_bytes())
+    loaded = serialization.load_pem_private_key(files.ca_key.read_bytes(), password=None)
+    if not isinstance(loaded, ec.EllipticCurvePrivateKey):
+        raise ValueError(f"{files.ca_key} is not an EC private key")
+    return ca_cert, loaded
+
+
+def _new_ca(namespace: str, now: dt.datetime) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    ca_key = _key()
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"gpu-advisor CA ({namespace})")])
+    usage = x509.KeyUsage(
+        digital_signature=True,
+        key_cert_sign=True,
+        crl_sign=True,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        encipher_only=False,
+        decipher_only=False,
+    )
+    ca_cert = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=CA_DAYS))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(usage, critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    return ca_cert, ca_key
+
+
+def _serving_cert(
+    names: list[str],
+    key: ec.EllipticCurvePrivateKey,
+    ca_cert: x509.Certificate,
+    ca_key: ec.EllipticCurvePrivateKey,
+    now: dt.datetime,
+) -> x509.Certificate:
+    """Valid for the Service's DNS names, never past the CA's own expiry."""
+    return (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[2])]))
         .issuer_name(ca_cert.subject)
@@ -120,10 +141,6 @@ def create_certs(
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()), critical=False)  # type: ignore[arg-type]
         .sign(ca_key, hashes.SHA256())
     )
-    # Key first, then certificate: a reload that sees the new cert always finds its key.
-    _write(files.key, _pem_key(key), private=True)
-    _write(files.cert, cert.public_bytes(serialization.Encoding.PEM), private=False)
-    return files
 
 
 def ca_bundle(ca_cert: Path) -> str:

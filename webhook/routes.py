@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import dataclass
 
 from fastapi import APIRouter, Request, Response
-from prometheus_client import Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram
 
+from extender.errors import MalformedInput
 from extender.http.advisor import Advisor
-from extender.http.requests import BadRequest, read_json
-from webhook.admission import AdmissionSettings, BadReview, Mode, parse_review, review_response
+from extender.http.requests import problem_for, read_json
+from webhook.admission import AdmissionSettings, Mode, parse_review, review_response
 from webhook.rules import ClusterView
 
 __all__ = ["build_router"]
@@ -24,44 +26,54 @@ log = logging.getLogger(__name__)
 MAX_REVIEW_BYTES = 8 * 1024 * 1024  # the API server's own request limit is 3 MiB per object
 
 
+@dataclass(frozen=True)
+class _Metrics:
+    reviews: Counter
+    seconds: Histogram
+    findings: Counter
+
+
+def _metrics(registry: CollectorRegistry) -> _Metrics:
+    return _Metrics(
+        reviews=Counter(
+            "gpu_advisor_admission_reviews",
+            "Admission reviews by endpoint and outcome",
+            ["endpoint", "outcome"],
+            registry=registry,
+        ),
+        seconds=Histogram(
+            "gpu_advisor_admission_seconds",
+            "Server time per admission review",
+            ["endpoint"],
+            registry=registry,
+            buckets=(0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.05),
+        ),
+        findings=Counter("gpu_advisor_admission_findings", "Findings by rule code", ["code"], registry=registry),
+    )
+
+
 def build_router(advisor: Advisor, settings: AdmissionSettings) -> APIRouter:
     router = APIRouter()
-    reviews = Counter(
-        "gpu_advisor_admission_reviews",
-        "Admission reviews by endpoint and outcome",
-        ["endpoint", "outcome"],
-        registry=advisor.registry,
-    )
-    seconds = Histogram(
-        "gpu_advisor_admission_seconds",
-        "Server time per admission review",
-        ["endpoint"],
-        registry=advisor.registry,
-        buckets=(0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.05),
-    )
-    findings_seen = Counter(
-        "gpu_advisor_admission_findings", "Findings by rule code", ["code"], registry=advisor.registry
-    )
+    metrics = _metrics(advisor.registry)
+    reviews = metrics.reviews
 
     async def handle(request: Request, endpoint: str, mode: Mode, mutating: bool) -> Response:
         started = time.perf_counter()
         try:
             review = parse_review(await read_json(request, MAX_REVIEW_BYTES))
-        except (BadRequest, BadReview) as exc:
-            status = exc.status if isinstance(exc, BadRequest) else 400
-            message = exc.message if isinstance(exc, BadRequest) else str(exc)
+        except MalformedInput as exc:  # BadRequest (the body) or BadReview (not an AdmissionReview)
             if mode == "enforce":
                 # The API server will apply the webhook's failurePolicy (Ignore: the object is admitted).
-                log.warning("enforce-mode review unreadable (%s); the API server's failurePolicy decides", message)
+                log.warning("enforce-mode review unreadable (%s); the API server's failurePolicy decides", exc)
             reviews.labels(endpoint, "bad-request").inc()
-            return Response(json.dumps({"detail": message}), status_code=status, media_type="application/json")
+            return problem_for(exc)
         view = ClusterView(tuple(advisor.state.nodes()))
         answer, findings = review_response(review, view, mode, mutating, settings)
         for finding in findings:
-            findings_seen.labels(finding.code).inc()
+            metrics.findings.labels(finding.code).inc()
         outcome = "allowed" if answer["response"]["allowed"] else "denied"
         reviews.labels(endpoint, outcome).inc()
-        seconds.labels(endpoint).observe(time.perf_counter() - started)
+        metrics.seconds.labels(endpoint).observe(time.perf_counter() - started)
         if findings:
             log.info(
                 "%s %s/%s: %s → %s",

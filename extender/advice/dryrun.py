@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from extender.cluster.selectors import node_admits
 from extender.cluster.state import NodeState
+from extender.errors import InputError
 from extender.model.pods import PodRequest, PodSpecError, pod_request, pod_template
 from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy, VerdictMemo, judge_all
@@ -27,7 +28,7 @@ __all__ = ["Advise", "DryRunAnswer", "DryRunError", "dry_run"]
 Advise = Callable[[str, str, str, Mapping[str, Any], PodRequest, Iterable[NodeState]], list[dict[str, str]]]
 
 
-class DryRunError(ValueError):
+class DryRunError(InputError):
     """The manifest cannot be judged; the message says why."""
 
 

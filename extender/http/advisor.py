@@ -26,7 +26,6 @@ def pod_key(pod: Mapping[str, Any]) -> str:
     meta = pod.get("metadata") or {}
     return f"{meta.get('namespace', 'default')}/{meta.get('name', '')}"
 
-
 MAX_BODY_BYTES = 64 * 1024 * 1024  # a nocache NodeList of 5,000 nodes with managedFields fits
 MAX_CANDIDATES = 20_000  # four times Kubernetes' largest supported cluster
 
@@ -94,6 +93,12 @@ class Advisor:
             for pod in node.pods if node is not None else ():
                 self.learner.observe(pod.key, pod.request)
 
+    def learn(self, request: PodRequest, key: str) -> None:
+        """Count a pod about to be judged (once per ``key``, see :func:`pod_key`) into the mix."""
+        self._verdict_memo()  # follows the current ClusterState, and has counted its running pods
+        if not request.invalid:
+            self.learner.observe(key, request)
+
     def node_for(self, name: str, sent: dict[str, Any] | None) -> NodeState | None:
         """Our model of a node; for a node we have not synced, what its sent object says (nocache)."""
         known = self.state.node(name)
@@ -107,13 +112,17 @@ class Advisor:
             cached = self._sent_nodes[key] = node_state(sent, machines=self.state.machines)
         return cached
 
-    def judge(
-        self, request: PodRequest, names: list[str], sent: dict[str, dict[str, Any]], key: str | None = None
-    ) -> list[Verdict]:
-        """Verdicts for every candidate; ``key`` (see :func:`pod_key`) lets the mix learn the pod once."""
+    def verdicts_version(self, request: PodRequest) -> float | None:
+        """A token that stays the same while this pod shape's remembered verdicts do (None: none
+        remembered): a reply made from them may be reused while it holds."""
+        mix = self.learner.current
+        if not request.wants_gpu and not (request.cpu_milli and mix.pods):
+            return None
         memo = self._verdict_memo()
-        if key is not None and not request.invalid:
-            self.learner.observe(key, request)
+        return memo.version(memo.shape(request, self.policy, self.telemetry, mix), self.clock())
+
+    def judge(self, request: PodRequest, names: list[str], sent: dict[str, dict[str, Any]]) -> list[Verdict]:
+        """Verdicts for every candidate against the mix learned so far (:meth:`learn` counts the pod)."""
         mix = self.learner.current
         if sent:
             # nocache: nodes we have not synced are judged from the objects sent; no shared memo, as
@@ -129,7 +138,7 @@ class Advisor:
             self.telemetry,
             self.policy,
             self.clock(),
-            memo=memo,
+            memo=self._verdict_memo(),
             placer=self.state.machines.placer,
             mix=mix,
         )

@@ -7,13 +7,16 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
-from extender.advice.dryrun import DryRunAnswer, DryRunError, dry_run
+from extender.advice.dryrun import DryRunAnswer, dry_run
 from extender.cluster.state import NodeState
+from extender.errors import GpuAdvisorError
 from extender.http.advisor import Advisor
-from extender.http.requests import BadRequest, problem, read_body, read_manifest
+from extender.http.manifests import read_manifest
+from extender.http.requests import problem, problem_for, read_body
 from extender.http.telemetry import GpuLive, gpus_live
 from extender.model.readings import TelemetryBoard
 from extender.scoring import VerdictMemo
+from extender.sources.snapshot import SnapshotError, parse_snapshot
 
 __all__ = ["NodeDetail", "NodeSummary", "build_router"]
 
@@ -70,6 +73,23 @@ _DRY_RUN_BODY = {
 }
 
 
+def _dry_run(advisor: Advisor, doc: Any) -> DryRunAnswer:
+    """A manifest against the advisor's model, or ``{manifest, snapshot}`` against that snapshot."""
+    manifest, nodes, telemetry = doc, advisor.state.nodes_by_name(), advisor.telemetry
+    memo: VerdictMemo | None = advisor._verdict_memo()
+    if isinstance(doc, dict) and "manifest" in doc:
+        manifest = doc["manifest"]
+        if doc.get("snapshot") is not None:
+            try:
+                snap = parse_snapshot(doc["snapshot"])
+            except SnapshotError as exc:
+                raise SnapshotError(f"snapshot: {exc}") from None
+            nodes = snap.cluster("dry-run").nodes_by_name()
+            telemetry, memo = snap.telemetry(advisor.policy.telemetry_max_age_s), None
+    mix = advisor.learner.current
+    return dry_run(manifest, nodes, telemetry, advisor.policy, advisor.clock(), memo, advisor.advise, mix)
+
+
 def build_router(advisor: Advisor) -> APIRouter:
     router = APIRouter(prefix="/v1")
 
@@ -81,36 +101,10 @@ def build_router(advisor: Advisor) -> APIRouter:
         responses={400: {"description": "unreadable body (names the line)"}, 422: {"description": "not judgeable"}},
     )
     async def dry_run_route(request: Request) -> Response:
-        from extender.sources.snapshot import SnapshotError, parse_snapshot
-
         try:
-            doc = read_manifest(await read_body(request, advisor.max_body_bytes))
-        except BadRequest as exc:
-            return problem(exc.status, exc.message)
-        manifest, nodes, telemetry = doc, advisor.state.nodes_by_name(), advisor.telemetry
-        memo: VerdictMemo | None = advisor._verdict_memo()
-        if isinstance(doc, dict) and "manifest" in doc:
-            manifest = doc["manifest"]
-            if doc.get("snapshot") is not None:
-                try:
-                    snap = parse_snapshot(doc["snapshot"])
-                except SnapshotError as exc:
-                    return problem(422, f"snapshot: {exc}")
-                nodes = snap.cluster("dry-run").nodes_by_name()
-                telemetry, memo = snap.telemetry(advisor.policy.telemetry_max_age_s), None
-        try:
-            answer = dry_run(
-                manifest,
-                nodes,
-                telemetry,
-                advisor.policy,
-                advisor.clock(),
-                memo,
-                advisor.advise,
-                advisor.learner.current,
-            )
-        except DryRunError as exc:
-            return problem(422, str(exc))
+            answer = _dry_run(advisor, read_manifest(await read_body(request, advisor.max_body_bytes)))
+        except GpuAdvisorError as exc:
+            return problem_for(exc)
         return Response(answer.model_dump_json(), media_type="application/json")
 
     @router.get("/nodes", tags=["inventory"], response_model=list[NodeSummary])

@@ -1,5 +1,6 @@
 """HTTP helpers shared by every JSON endpoint (the extender, the dry-run API, the webhooks): bounded
-body reading, parse errors as 400/413 with a message (never a 500), and small reply builders."""
+body reading, parse errors as 400/413 with a message (never a 500), the one mapper from gpu-advisor's
+errors to a status and ``{"detail": message}``, and small reply builders."""
 
 from __future__ import annotations
 
@@ -8,14 +9,24 @@ from typing import Any
 
 from fastapi import Request, Response
 
-__all__ = ["BadRequest", "json_reply", "problem", "read_body", "read_json", "read_manifest"]
+from extender.errors import GpuAdvisorError, MalformedInput
+
+__all__ = [
+    "BadRequest",
+    "json_reply",
+    "problem",
+    "problem_for",
+    "read_body",
+    "read_json",
+]
 
 
-class BadRequest(Exception):
+class BadRequest(MalformedInput):
+    """A request body that cannot be read at all: too large (413), empty, not JSON (400)."""
+
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
-        self.status = status
-        self.message = message
+        self.http_status = status
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -41,24 +52,13 @@ async def read_json(request: Request, limit: int) -> Any:
         raise BadRequest(400, f"body is not JSON: {exc}") from None
 
 
-def read_manifest(body: bytes) -> Any:
-    """JSON or YAML (YAML is a superset); a parse error names its line."""
-    import yaml
-
-    if not body.strip():
-        raise BadRequest(400, "empty body: expected a Pod or workload manifest (JSON or YAML)")
-    try:
-        return yaml.safe_load(body)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-        raise BadRequest(400, f"manifest is not valid JSON or YAML: {where}{exc.problem or exc.context}") from None
-    except yaml.YAMLError as exc:
-        raise BadRequest(400, f"manifest is not valid JSON or YAML: {exc}") from None
-
-
 def problem(status: int, message: str) -> Response:
     return Response(json.dumps({"detail": message}), status_code=status, media_type="application/json")
+
+
+def problem_for(exc: GpuAdvisorError) -> Response:
+    """The one mapping from gpu-advisor's errors to HTTP: the error's status, its message as detail."""
+    return problem(exc.http_status, str(exc))
 
 
 def json_reply(doc: Any) -> Response:

@@ -14,13 +14,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from extender.model.gpu_share import ShareRequest
 
+from extender.errors import InputError
+
 __all__ = [
     "ANNOTATION_GPU_MEMORY",
     "ANNOTATION_INTERCONNECT",
     "ANNOTATION_LATENCY_SENSITIVE",
     "GPU_RESOURCE",
     "MIG_PREFIX",
-    "WORKLOAD_KINDS",
+    "MODEL_ENV",
+    "MODEL_NAME_ENV",
     "PodRequest",
     "PodSpecError",
     "ShareSpecError",
@@ -34,6 +37,10 @@ MIG_PREFIX = "nvidia.com/mig-"
 ANNOTATION_INTERCONNECT = "gpu-advisor.io/interconnect"
 ANNOTATION_GPU_MEMORY = "gpu-advisor.io/gpu-memory"
 ANNOTATION_LATENCY_SENSITIVE = "gpu-advisor.io/latency-sensitive"
+# Env vars that name the model a container serves, in the order model servers read them (TGI: MODEL_ID)...
+MODEL_NAME_ENV = ("MODEL_ID", "MODEL", "MODEL_NAME", "MODEL_PATH", "HF_MODEL_ID")
+# ...and all the env the advisor reads to size it (TGI's QUANTIZE, DTYPE, NUM_SHARD); other values may be secrets.
+MODEL_ENV = (*MODEL_NAME_ENV, "QUANTIZE", "DTYPE", "NUM_SHARD")
 
 _MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|[KMGT]|B)?\s*$", re.IGNORECASE)
 _MIB_PER = {
@@ -50,7 +57,7 @@ _MIB_PER = {
 }
 
 
-class PodSpecError(ValueError):
+class PodSpecError(InputError):
     """A pod's GPU request or gpu-advisor annotation cannot be read; the message says which."""
 
 
@@ -177,13 +184,12 @@ def pod_request(pod: Mapping[str, Any]) -> PodRequest:
     )
 
 
-# Warnings on Pods that a controller creates reach nobody (the controller, not the person, made them),
-# so Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs are judged by their template.
-WORKLOAD_KINDS = ("Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob")
-
-
 def pod_template(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """{"metadata", "spec"} of the pods this object is or makes; None for other kinds."""
+    """{"metadata", "spec"} of the pods this object is or makes; None for other kinds.
+
+    Warnings on Pods that a controller creates reach nobody (the controller, not the person, made them),
+    so Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs are judged by their template.
+    """
     kind = obj.get("kind")
     spec = obj.get("spec") or {}
     if kind == "Pod":

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from extender.model.topology import Gpu, GpuTopology, Link, PcieLevel, TopologyError
 
-__all__ = ["parse_topo_matrix"]
+__all__ = ["parse_topo_matrix", "parse_topology_text"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _GPU = re.compile(r"^GPU(\d+)$")
@@ -197,3 +197,10 @@ def _infer_pcie(
         if not a & b:
             return PcieLevel.SYS
     return None
+
+
+def parse_topology_text(text: str) -> GpuTopology:
+    """A topology JSON document or ``nvidia-smi topo -m`` text, told apart by the first character."""
+    if text.lstrip().startswith("{"):
+        return GpuTopology.from_json(text)
+    return parse_topo_matrix(text)

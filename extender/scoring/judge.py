@@ -56,6 +56,8 @@ def judge_all(
     if not request.wants_gpu and not (request.cpu_milli and mix.pods):
         return [Verdict(name, True, "pod asks for no GPU: not judged", score=0) for name in names]
     placer = placer or Placer()
+    if memo is not None:
+        memo.follow(telemetry, policy, nodes, now)
     shape = (
         memo.shape(request, policy, telemetry, mix)
         if memo is not None

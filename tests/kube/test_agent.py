@@ -14,8 +14,10 @@ import grpc
 import pytest
 from kubernetes import client
 
-from extender.agent.loop import Agent, PodResourcesClient
+from extender.agent.apiserver import ApiTarget, NodeApi
+from extender.agent.loop import Agent
 from extender.agent.podresources import api_pb2, api_pb2_grpc
+from extender.agent.podresources_client import PodResourcesClient
 from extender.cluster.state import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, FreeReport
 from extender.model.topology import GpuTopology
 from extender.sources.nvml import NvmlUnavailable, discover_topology
@@ -86,12 +88,10 @@ def apiserver() -> Iterator[FakeApiServer]:
 
 
 def make_agent(fake: FakeApiServer, socket: str, tmp_path: Path, clock: Clock, nvml=None) -> Agent:  # type: ignore[no-untyped-def]
-    cfg = client.Configuration()
-    cfg.host = fake.url
     sysfs = MACHINE.write_sysfs(tmp_path / "sys")
     return Agent(
         "gpu-1",
-        client.CoreV1Api(client.ApiClient(cfg)),
+        NodeApi(ApiTarget(fake.url, bearer=lambda: "sa-token")),
         lambda: PodResourcesClient(socket),
         nvml or (lambda: fake_pynvml(MACHINE)),
         min_interval_s=10,
@@ -116,8 +116,10 @@ def test_the_node_gets_its_topology_and_free_gpus(kubelet, apiserver: FakeApiSer
     )
     report = FreeReport.from_json(written[ANNOTATION_FREE_GPUS])
     assert report.free == (2, 3, 4, 5, 6, 7) and report.at == clock.now
-    headers = next(h for m, _, h, _ in apiserver.requests if m == "PATCH")
+    _, path, headers, _ = next(r for r in apiserver.requests if r[0] == "PATCH")
+    assert path == "/api/v1/nodes/gpu-1"
     assert headers["Content-Type"] == "application/merge-patch+json"
+    assert headers["Authorization"] == "Bearer sa-token"
 
 
 def test_a_second_run_with_no_change_writes_nothing(kubelet, apiserver: FakeApiServer, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
