@@ -26,6 +26,7 @@ def pod_key(pod: Mapping[str, Any]) -> str:
     meta = pod.get("metadata") or {}
     return f"{meta.get('namespace', 'default')}/{meta.get('name', '')}"
 
+
 MAX_BODY_BYTES = 64 * 1024 * 1024  # a nocache NodeList of 5,000 nodes with managedFields fits
 MAX_CANDIDATES = 20_000  # four times Kubernetes' largest supported cluster
 

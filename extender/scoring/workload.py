@@ -4,7 +4,7 @@ A live scheduler does not know the pods to come. The advisor counts every pod it
 and every pod running in the cluster, by spec: CPU, GPU count, the share of each GPU (a whole GPU, a
 milli share or a memory share) and the models it allows; memory is not part of a spec. The mix is every
 spec seen with its share of the count (no cut of rare specs: on a small sample a cut drops exactly the
-rare typed and multi-GPU pods that a placement must leave room for).
+rare multi-GPU pods that a placement must leave room for), except typed specs of rare shapes (below).
 
 Re-working the mix after every pod would make every remembered verdict stale at once, so it is renewed
 each time the count of pods seen doubles (1, 2, 4 … 2048), then every 2048 pods, and each renewal
@@ -26,6 +26,7 @@ __all__ = ["NO_MIX", "Mix", "MixLearner", "TypicalPod", "learned_from", "spec_of
 
 _FIRST_RENEWALS = frozenset(1 << n for n in range(11))  # 1, 2, 4 … 1024
 _RENEW_EVERY = 2048
+_COMMON_SHAPES = 0.95
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +72,35 @@ def spec_of(request: PodRequest) -> Spec:
     return request.cpu_milli, request.gpus, share
 
 
+def _shape(spec: Spec) -> Hashable:
+    """A spec without the GPU models it allows: what it asks, wherever it may go."""
+    cpu, gpus, share = spec
+    return cpu, gpus, None if share is None else replace(share, models=(), excluded_models=())
+
+
 def _mix(version: int, counts: Counter[Spec]) -> Mix:
-    total = sum(counts.values())
-    ordered = sorted(counts.items(), key=lambda item: -item[1])  # stable: first seen first among equals
+    """Every spec with its share of the count, except a typed spec (one naming GPU models) whose shape
+    is among the rarest 5 % of pods: on a small sample such a spec is noise, and the models it names
+    would weigh as if the cluster must keep them free for it (measured on the openb gpuspec traces)."""
+    shapes: Counter[Hashable] = Counter()
+    for spec, n in counts.items():
+        shapes[_shape(spec)] += n
+    common: set[Hashable] = set()
+    covered, total = 0, sum(shapes.values())
+    for shape, n in sorted(shapes.items(), key=lambda item: -item[1]):  # stable: first seen first
+        if covered >= _COMMON_SHAPES * total:
+            break
+        covered += n
+        common.add(shape)
+    kept = {s: n for s, n in counts.items() if not _typed(s) or _shape(s) in common}
+    total = sum(kept.values())
+    ordered = sorted(kept.items(), key=lambda item: -item[1])
     return Mix(version, tuple(TypicalPod(cpu, gpus, share, n / total) for (cpu, gpus, share), n in ordered))
+
+
+def _typed(spec: Spec) -> bool:
+    share = spec[2]
+    return share is not None and bool(share.models or share.excluded_models)
 
 
 class MixLearner:

@@ -89,3 +89,16 @@ def test_a_mix_learned_at_once_weighs_specs_by_their_count() -> None:
     small, whole = PodRequest(gpus=1, share=share(300)), PodRequest(gpus=1)
     mix = learned_from([("a", small), ("b", small), ("c", small), ("d", whole)])
     assert [(p.share, p.probability) for p in mix.pods] == [(share(300), 0.75), (None, 0.25)]
+
+
+def test_a_typed_spec_of_a_rare_shape_is_left_out_of_the_mix_and_a_common_one_kept() -> None:
+    common = [(f"c{n}", PodRequest(gpus=1, share=share(500))) for n in range(19)]
+    typed_common = [("t", PodRequest(gpus=1, share=share(500, ("V100M16",))))]
+    rare = [("r", PodRequest(gpus=1, share=share(130, ("A10",))))]  # 1 pod in 21: its shape is in the rarest 5 %
+    mix = learned_from(common + typed_common + rare)
+    assert [(p.share, round(p.probability, 3)) for p in mix.pods] == [
+        (share(500), round(19 / 20, 3)),
+        (share(500, ("V100M16",)), round(1 / 20, 3)),
+    ]
+    untyped_rare = learned_from([*common, ("u", PodRequest(gpus=1, share=share(130)))])
+    assert share(130) in [p.share for p in untyped_rare.pods]  # untyped specs are always kept
