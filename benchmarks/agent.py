@@ -28,14 +28,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import grpc
 
 from extender.agent.podresources import api_pb2_grpc
-from tests.fake_apiserver import FakeApiServer, node
+from tests.fakes.apiserver import FakeApiServer, node
 from tests.kube.test_agent import UUIDS, FakeKubelet
 
 AGENT = """
 import sys
 sys.path.insert(0, {repo!r})
-from tests import machines
-from tests.fake_nvml import fake_pynvml
+from tests.fakes import machines
+from tests.fakes.nvml import fake_pynvml
 sys.modules["pynvml"] = fake_pynvml(machines.hgx_h100())
 from gpu_advisor.cli import main
 sys.exit(main(["agent", "--node", "gpu-1", "--socket", {socket!r}, "--kubeconfig", {kubeconfig!r},

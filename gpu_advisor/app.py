@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from extender.cluster.health import readiness
 from extender.http import api, scheduler, telemetry
 from extender.http.advisor import Advisor
 from webhook.admission import AdmissionSettings
@@ -35,18 +36,22 @@ def create_app(advisor: Advisor, admission: AdmissionSettings | None = None) -> 
 
     @app.get("/readyz", tags=["health"])
     def readyz(response: Response) -> dict[str, object]:
+        """200 when this replica's answers are right, 503 when they would be wrong (the model never
+        synced, or the API server watch has been silent too long); either way every degradation and
+        its reason (see extender.cluster.health for which are which)."""
         state = advisor.state
-        advisor.metrics.ready.set(1 if state.ready else 0)
+        verdict = readiness(state, advisor.telemetry, advisor.clock())
+        advisor.metrics.ready.set(1 if verdict.ready else 0)
         advisor.metrics.nodes.set(len(state.nodes()))
-        if not state.ready:
+        if not verdict.ready:
             response.status_code = 503
-            return {"ready": False, "reason": f"cluster model from {state.source} has not synced yet"}
-        return {"ready": True, "source": state.source, "nodes": len(state.nodes())}
+        return verdict.body(state.source, len(state.nodes()))
 
     @app.get("/metrics", tags=["health"])
     def metrics() -> Response:
+        verdict = readiness(advisor.state, advisor.telemetry, advisor.clock())
         advisor.metrics.nodes.set(len(advisor.state.nodes()))
-        advisor.metrics.ready.set(1 if advisor.state.ready else 0)
+        advisor.metrics.ready.set(1 if verdict.ready else 0)
         return Response(generate_latest(advisor.registry), media_type=CONTENT_TYPE_LATEST)
 
     return app

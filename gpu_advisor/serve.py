@@ -8,6 +8,8 @@ import ssl
 from pathlib import Path
 from typing import Any, Protocol
 
+from prometheus_client import CollectorRegistry
+
 from extender.cluster.state import ClusterState
 from extender.errors import UsageError
 from extender.http.advisor import Advisor
@@ -19,6 +21,7 @@ from extender.sources.pod_index import PodIndex, directory_source
 from extender.sources.policy_file import load_policy
 from extender.sources.polling import Telemetry
 from extender.sources.prometheus import PrometheusTelemetry, PrometheusUrlError
+from extender.sources.telemetry_trust import TelemetryTrust
 from webhook.admission import AdmissionSettings
 
 __all__ = ["ServeError", "build_advisor", "run", "uvicorn_config"]
@@ -74,7 +77,8 @@ def build_advisor(
     """The advisor ``gpu-advisor serve`` answers with, and what must run beside it to keep it current."""
     policy = load_policy(policy_file) if policy_file else ScoringPolicy()
     background = Background()
-    model = live_model(cluster, kubeconfig, policy.telemetry_max_age_s, on_synced=settle_memory)
+    registry = CollectorRegistry()  # the sources' metrics and the server's, on one /metrics
+    model = live_model(cluster, kubeconfig, policy.telemetry_max_age_s, on_synced=settle_memory, registry=registry)
     if model.watch is not None:
         background.parts.append(model.watch)
     state, board = model.state, model.telemetry
@@ -92,7 +96,8 @@ def build_advisor(
         )
         board = live.board
         background.parts.append(live)
-    return Advisor(state=state, telemetry=board, policy=policy), background
+        registry.register(TelemetryTrust(board))
+    return Advisor(state=state, telemetry=board, policy=policy, registry=registry), background
 
 
 def _live_telemetry(

@@ -71,6 +71,7 @@ class BoundPod:
     request: PodRequest
     bound_at: float | None
     priority: int = 0
+    holds_all: bool = False  # its GPU counts could not be read: taken to hold every GPU of its node
     assigned: tuple[str, ...] = ()  # the GPUs its sharing convention's annotation names (``shares``)
 
     @property

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from extender.model.gpu_share import ShareRequest
 
 from extender.errors import InputError
+from extender.model.quantity import QuantityError, count_quantity, decimal_number
 
 __all__ = [
     "ANNOTATION_GPU_MEMORY",
@@ -29,6 +30,7 @@ __all__ = [
     "ShareSpecError",
     "parse_memory_mib",
     "pod_request",
+    "pod_request_keeping_counts",
     "pod_template",
 ]
 
@@ -43,18 +45,19 @@ MODEL_NAME_ENV = ("MODEL_ID", "MODEL", "MODEL_NAME", "MODEL_PATH", "HF_MODEL_ID"
 MODEL_ENV = (*MODEL_NAME_ENV, "QUANTIZE", "DTYPE", "NUM_SHARD")
 
 _MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|[KMGT]|B)?\s*$", re.IGNORECASE)
-_MIB_PER = {
-    "": 1 / (1024 * 1024),
-    "B": 1 / (1024 * 1024),
-    "K": 1000 / 1048576,
-    "KI": 1 / 1024,
-    "M": 1e6 / 1048576,
-    "MI": 1,
-    "G": 1e9 / 1048576,
-    "GI": 1024,
-    "T": 1e12 / 1048576,
-    "TI": 1024 * 1024,
+_BYTES_PER = {
+    "B": 1,
+    "K": 10**3,
+    "KI": 2**10,
+    "M": 10**6,
+    "MI": 2**20,
+    "G": 10**9,
+    "GI": 2**30,
+    "T": 10**12,
+    "TI": 2**40,
 }
+# No GPU holds a petabyte; a declared size past this is a typo or an attack, not a request to model.
+MAX_GPU_MEMORY_MIB = 2**30
 
 
 class PodSpecError(InputError):
@@ -104,20 +107,28 @@ def parse_memory_mib(text: str) -> int:
     """``40Gi``, ``40GiB``, ``80GB``, ``20000Mi``, ``24G`` → MiB. Decimal units are SI, binary ones IEC."""
     m = _MEMORY.match(text)
     if not m:
-        raise PodSpecError(f"{text!r} is not a memory size such as 40Gi, 80GB or 20000Mi")
+        raise PodSpecError(f"{_shown(text)} is not a memory size such as 40Gi, 80GB or 20000Mi")
     unit = (m.group(2) or "B").upper()
     unit = unit if unit == "B" else unit.removesuffix("B")
-    return round(float(m.group(1)) * _MIB_PER[unit])
+    # Exact decimal arithmetic: a float turns 400 nines into inf and round(inf) raises.
+    mib = decimal_number(m.group(1)) * _BYTES_PER[unit] / 2**20
+    if mib > MAX_GPU_MEMORY_MIB:
+        raise PodSpecError(
+            f"{_shown(text)} is larger than any GPU's memory (at most {MAX_GPU_MEMORY_MIB // 2**20} TiB)"
+        )
+    return round(mib)
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """A value for a message, cut short: an annotation may be 256 KiB long."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"… ({len(text)} characters)"
 
 
 def _count(value: Any, resource: str, where: str) -> int:
     try:
-        number = float(str(value))
-    except ValueError:
-        raise PodSpecError(f"{where}: {resource} {value!r} is not a number") from None
-    if number < 0 or number != int(number):
-        raise PodSpecError(f"{where}: {resource} must be a whole number ≥ 0, got {value!r}")
-    return int(number)
+        return count_quantity(value)
+    except QuantityError as exc:
+        raise PodSpecError(f"{where}: {resource} {exc}") from None
 
 
 def _container_requests(container: Mapping[str, Any], where: str) -> dict[str, int]:
@@ -151,14 +162,8 @@ def pod_request(pod: Mapping[str, Any]) -> PodRequest:
             totals[name] = totals.get(name, 0) + count if sidecar else max(totals.get(name, 0), count)
 
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
-    interconnect = annotations.get(ANNOTATION_INTERCONNECT)
-    if interconnect is not None and str(interconnect).lower() not in ("nvlink", "any", ""):
-        raise PodSpecError(f"annotation {ANNOTATION_INTERCONNECT}: {interconnect!r} is not 'nvlink' or 'any'")
-    memory = annotations.get(ANNOTATION_GPU_MEMORY)
-    try:
-        memory_mib = parse_memory_mib(str(memory)) if memory not in (None, "") else None
-    except PodSpecError as exc:
-        raise PodSpecError(f"annotation {ANNOTATION_GPU_MEMORY}: {exc}") from None
+    interconnect = _interconnect(annotations.get(ANNOTATION_INTERCONNECT))
+    memory_mib = _gpu_memory(annotations.get(ANNOTATION_GPU_MEMORY))
     # Imported here: both readers build on this module's PodSpecError and GPU_RESOURCE.
     from extender.model.compute import pod_compute
     from extender.model.gpu_share import HAMI_SHARE_FIELDS, share_request
@@ -174,7 +179,7 @@ def pod_request(pod: Mapping[str, Any]) -> PodRequest:
     return PodRequest(
         gpus=share.gpus if share is not None else totals.get(GPU_RESOURCE, 0),
         mig=mig,
-        interconnect="nvlink" if str(interconnect or "").lower() == "nvlink" else None,
+        interconnect=interconnect,
         gpu_memory_mib=memory_mib,
         latency_sensitive=str(annotations.get(ANNOTATION_LATENCY_SENSITIVE, "")).lower() == "true",
         other=other,
@@ -182,6 +187,45 @@ def pod_request(pod: Mapping[str, Any]) -> PodRequest:
         cpu_milli=cpu,
         memory_mib=memory_total,
     )
+
+
+def _interconnect(value: Any) -> str | None:
+    if value is not None and str(value).lower() not in ("nvlink", "any", ""):
+        raise PodSpecError(f"annotation {ANNOTATION_INTERCONNECT}: {_shown(str(value))} is not 'nvlink' or 'any'")
+    return "nvlink" if str(value or "").lower() == "nvlink" else None
+
+
+def _gpu_memory(value: Any) -> int | None:
+    try:
+        return parse_memory_mib(str(value)) if value not in (None, "") else None
+    except PodSpecError as exc:
+        raise PodSpecError(f"annotation {ANNOTATION_GPU_MEMORY}: {exc}") from None
+
+
+_KNOBS = {ANNOTATION_INTERCONNECT: _interconnect, ANNOTATION_GPU_MEMORY: _gpu_memory}
+
+
+def pod_request_keeping_counts(pod: Mapping[str, Any]) -> tuple[PodRequest, tuple[str, ...]]:
+    """What a pod that already runs holds, and why any of its knobs was ignored.
+
+    Its GPU counts are read as strictly as ever (:class:`PodSpecError` when they cannot be), but an
+    unreadable ``gpu-advisor.io/*`` knob is dropped rather than fatal: the API server accepted the
+    pod and the kubelet gave it its GPUs whatever the annotation says, so the model must count them.
+    """
+    meta = pod.get("metadata") or {}
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    if not isinstance(annotations, Mapping):
+        return pod_request({**pod, "metadata": {}}), (("metadata.annotations is not an object",) if annotations else ())
+    problems: dict[str, str] = {}
+    for key, read in _KNOBS.items():
+        try:
+            read(annotations.get(key))
+        except PodSpecError as exc:
+            problems[key] = str(exc)
+    if problems:
+        kept = {k: v for k, v in annotations.items() if k not in problems}
+        pod = {**pod, "metadata": {**meta, "annotations": kept}}
+    return pod_request(pod), tuple(problems.values())
 
 
 def pod_template(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -18,6 +18,8 @@ from extender.sources.pod_index import PodIndex
 from extender.sources.snapshot import Snapshot, SnapshotError, load_snapshot, simulated_cluster
 
 if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+
     from extender.sources.kube_watch import KubeSource
 
 __all__ = ["KUBE", "SIMULATED", "LiveModel", "live_model", "one_look", "source_name"]
@@ -58,9 +60,14 @@ class LiveModel:
 
 
 def live_model(
-    cluster: str, kubeconfig: str | None, telemetry_max_age_s: float, on_synced: Callable[[], None]
+    cluster: str,
+    kubeconfig: str | None,
+    telemetry_max_age_s: float,
+    on_synced: Callable[[], None],
+    registry: CollectorRegistry | None = None,
 ) -> LiveModel:
-    """The model ``gpu-advisor serve`` starts from; ``on_synced`` runs once the live cluster is listed."""
+    """The model ``gpu-advisor serve`` starts from; ``on_synced`` runs once the live cluster is listed.
+    The live watch registers its metrics (watch health, invalid objects) in ``registry``."""
     if cluster == KUBE:
         from extender.sources.kube import ApiServerError, kube_api
         from extender.sources.kube_watch import KubeSource
@@ -70,7 +77,7 @@ def live_model(
         except Exception as exc:  # the client raises many kinds; the user needs the one line
             raise ApiServerError(f"cannot reach the cluster: {exc}") from None
         state = ClusterState(KUBE)
-        watch = KubeSource(api, state, on_synced=on_synced)
+        watch = KubeSource(api, state, on_synced=on_synced, registry=registry)
         return LiveModel(state, None, watch.pod_index, watch)
     if cluster != SIMULATED and not Path(cluster).exists():
         raise SnapshotError(f"--cluster {cluster}: not 'simulated', 'kube' or an existing snapshot file")

@@ -20,6 +20,7 @@ from extender.cluster.state import (
 )
 from extender.errors import SourceError
 from extender.model.pods import MODEL_ENV
+from extender.sources.agent_scrape import AgentTarget
 
 __all__ = ["ApiServerError", "agent_targets", "api_error_message", "kube_api", "list_cluster", "slim_node"]
 
@@ -133,15 +134,20 @@ def list_cluster(api: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return slim_nodes, gpu_pods
 
 
-def agent_targets(api: Any, namespace: str = "gpu-advisor", port: int = 9401) -> Callable[[], list[str]]:
-    """The /metrics URLs of the running node agents (pods labelled app.kubernetes.io/name=gpu-advisor-agent)."""
+def agent_targets(api: Any, namespace: str = "gpu-advisor", port: int = 9401) -> Callable[[], list[AgentTarget]]:
+    """The running node agents (pods labelled app.kubernetes.io/name=gpu-advisor-agent): each one's
+    /metrics URL and the node its pod runs on, which is what its telemetry is attributed to."""
 
-    def targets() -> list[str]:
+    def targets() -> list[AgentTarget]:
         resp = api.list_namespaced_pod(
             namespace, label_selector="app.kubernetes.io/name=gpu-advisor-agent", _preload_content=False
         )
-        pods = json.loads(resp.data).get("items") or []
-        ips = [(p.get("status") or {}).get("podIP") for p in pods if (p.get("status") or {}).get("phase") == "Running"]
-        return [f"http://{ip}:{port}/metrics" for ip in ips if ip]
+        found = []
+        for pod in json.loads(resp.data).get("items") or []:
+            status, spec = pod.get("status") or {}, pod.get("spec") or {}
+            ip, node = status.get("podIP"), spec.get("nodeName")
+            if status.get("phase") == "Running" and isinstance(ip, str) and ip and isinstance(node, str) and node:
+                found.append(AgentTarget(f"http://{ip}:{port}/metrics", node))
+        return found
 
     return targets

@@ -163,7 +163,7 @@ class PrometheusTelemetry(Telemetry):
                     miss.reason,
                     miss.fix,
                 )
-        self.board.replace(tally.readings, now, tally.census)
+        self.board.replace(tally.readings, now, tally.census, tally.rejected)
         return len(tally.readings)
 
     def _history(self, metric: str, selector: str, now: float, window_s: float, step_s: float) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from extender.model.machines import bundled_machines
-from extender.model.smi_topo import parse_topo_matrix, parse_topology_text
+from extender.model.smi_topo import parse_topo_matrix, parse_topology_bytes
 from extender.model.topology import GpuTopology, TopologyError
 from extender.placement import POLICIES
 from gpu_advisor.cli.exits import EXIT_NO_ANSWER, CliError
@@ -25,11 +25,7 @@ def read_topology_file(path: str) -> GpuTopology:
     if not data.strip():
         raise CliError(f"{path} is empty: expected nvidia-smi topo -m text or a topology JSON document")
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise CliError(f"{path} is not text (binary data?): expected nvidia-smi topo -m or JSON") from None
-    try:
-        return parse_topology_text(text)
+        return parse_topology_bytes(data)
     except TopologyError as exc:
         raise CliError(f"{path}: {exc}") from None
 

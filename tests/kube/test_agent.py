@@ -21,9 +21,9 @@ from extender.agent.podresources_client import PodResourcesClient
 from extender.cluster.state import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, FreeReport
 from extender.model.topology import GpuTopology
 from extender.sources.nvml import NvmlUnavailable, discover_topology
-from tests import machines
-from tests.fake_apiserver import FakeApiServer, node
-from tests.fake_nvml import fake_pynvml
+from tests.fakes import machines
+from tests.fakes.apiserver import FakeApiServer, node
+from tests.fakes.nvml import fake_pynvml
 
 
 class FakeKubelet(api_pb2_grpc.PodResourcesListerServicer):
@@ -235,7 +235,7 @@ def test_the_extender_can_scrape_agents_directly(kubelet, apiserver, tmp_path) -
     from extender.model.pods import PodRequest
     from extender.model.readings import TelemetryBoard
     from extender.scoring import ScoringPolicy, evaluate
-    from extender.sources.agent_scrape import AgentScrapeTelemetry
+    from extender.sources.agent_scrape import AgentScrapeTelemetry, AgentTarget
 
     servicer, socket = kubelet
     servicer.pods[("ml", "train")] = UUIDS[0:2]
@@ -245,7 +245,8 @@ def test_the_extender_can_scrape_agents_directly(kubelet, apiserver, tmp_path) -
     server = agent.serve_http("127.0.0.1", 0)
     try:
         board = TelemetryBoard()
-        scrape = AgentScrapeTelemetry(lambda: [f"http://127.0.0.1:{server.server_address[1]}/metrics"], board)
+        url = f"http://127.0.0.1:{server.server_address[1]}/metrics"
+        scrape = AgentScrapeTelemetry(lambda: [AgentTarget(url, "gpu-1")], board)
         assert scrape.refresh() == 16  # 8 GPUs, keyed by UUID and by index
     finally:
         server.shutdown()
@@ -258,19 +259,27 @@ def test_the_extender_can_scrape_agents_directly(kubelet, apiserver, tmp_path) -
 
 
 def test_agents_are_found_by_their_pod_label(apiserver: FakeApiServer) -> None:
+    from extender.sources.agent_scrape import AgentTarget
     from extender.sources.kube import agent_targets
 
     apiserver.documents["/api/v1/namespaces/gpu-advisor/pods"] = {
         "kind": "PodList",
         "apiVersion": "v1",
         "items": [
-            {"metadata": {"name": "a"}, "status": {"phase": "Running", "podIP": "10.0.0.7"}},
-            {"metadata": {"name": "b"}, "status": {"phase": "Pending"}},
+            {
+                "metadata": {"name": "a"},
+                "spec": {"nodeName": "gpu-7"},
+                "status": {"phase": "Running", "podIP": "10.0.0.7"},
+            },
+            {"metadata": {"name": "b"}, "spec": {"nodeName": "gpu-8"}, "status": {"phase": "Pending"}},
         ],
     }
     cfg = client.Configuration()
     cfg.host = apiserver.url
-    assert agent_targets(client.CoreV1Api(client.ApiClient(cfg)))() == ["http://10.0.0.7:9401/metrics"]
+    # Each agent with the node its pod runs on: what its telemetry is attributed to.
+    assert agent_targets(client.CoreV1Api(client.ApiClient(cfg)))() == [
+        AgentTarget("http://10.0.0.7:9401/metrics", "gpu-7")
+    ]
     _, path, _, _ = next(r for r in apiserver.requests if "namespaces/gpu-advisor/pods" in r[1])
     query = urllib.parse.parse_qs(urllib.parse.urlparse(path).query)
     assert query["labelSelector"] == ["app.kubernetes.io/name=gpu-advisor-agent"]

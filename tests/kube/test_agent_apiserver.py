@@ -14,7 +14,7 @@ import pytest
 from extender.agent.apiserver import ApiTarget, NodeApi, NodeApiError, in_cluster_target, node_writer
 from extender.agent.kubeconfig import KubeconfigError, NeedsKubernetesClient, kubeconfig_target
 from extender.cluster.state import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY
-from tests.fake_apiserver import FakeApiServer, node
+from tests.fakes.apiserver import FakeApiServer, node
 from tests.kube.tls_pair import TlsFiles, tls_files
 
 PATCH = {"metadata": {"annotations": {ANNOTATION_TOPOLOGY: '{"version":1}', ANNOTATION_FREE_GPUS: '{"free":[0]}'}}}

@@ -23,8 +23,8 @@ from extender.agent.metrics import dcgm_families, dcgm_metrics
 from extender.agent.podresources_client import Allocation
 from extender.model.topology import GpuTopology
 from extender.sources.nvml import discover_topology
-from tests import machines
-from tests.fake_nvml import fake_pynvml
+from tests.fakes import machines
+from tests.fakes.nvml import fake_pynvml
 
 REPO = Path(__file__).resolve().parents[2]
 LABELS = ["gpu", "UUID", "device", "modelName", "Hostname", "namespace", "pod", "container"]

@@ -19,9 +19,9 @@ import pytest
 from extender.cluster.state import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, FreeReport
 from extender.model.topology import Gpu, GpuTopology, Link, MigInstance
 from extender.sources.nvml import discover_topology
-from tests import machines
 from tests.conftest import DATA, NOW
-from tests.fake_nvml import FakeMachine, fake_pynvml
+from tests.fakes import machines
+from tests.fakes.nvml import FakeMachine, fake_pynvml
 from tests.manifests.admission_policy import Verdict, evaluate, merge_patch
 from tests.manifests.rendering import MANIFESTS, Doc, find, render
 

@@ -9,8 +9,8 @@ import pytest
 from extender.model.smi_topo import parse_topo_matrix
 from extender.model.topology import GpuTopology, PcieLevel
 from extender.sources import nvml
-from tests import machines
-from tests.fake_nvml import FakeMachine, fake_pynvml
+from tests.fakes import machines
+from tests.fakes.nvml import FakeMachine, fake_pynvml
 
 TOPO = Path(__file__).parents[1] / "data" / "topo"
 
