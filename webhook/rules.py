@@ -18,6 +18,7 @@ from extender.cluster.state import NodeState
 from extender.model.pods import PodRequest
 from extender.placement import nvlink_clique
 from webhook.model_size import mig_profiles_for, profile_memory_gb
+from webhook.share_rule import gpu_share_never_fits
 from webhook.workload import GB_PER_MIB, ClusterView, Finding, Workload, workload_from
 
 __all__ = [
@@ -46,7 +47,7 @@ def exceeds_largest_node(w: Workload, view: ClusterView) -> list[Finding]:
     out: list[Finding] = []
     eligible = view.eligible(w)
     k = w.request.gpus
-    if k:
+    if k and w.request.share is None:  # shares: webhook.share_rule
         gpu_nodes = _gpu_nodes(eligible)
         largest = max((n.gpu_total for n in gpu_nodes), default=0)
         if k > largest:
@@ -261,6 +262,7 @@ def whole_gpu_small_model(w: Workload, view: ClusterView) -> list[Finding]:
 
 RULES: tuple[Callable[[Workload, ClusterView], list[Finding]], ...] = (
     exceeds_largest_node,
+    gpu_share_never_fits,
     mig_profile_unavailable,
     no_nvlink_set,
     timeslice_multi_gpu,

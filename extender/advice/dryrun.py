@@ -20,6 +20,7 @@ from extender.errors import InputError
 from extender.model.pods import PodRequest, PodSpecError, pod_request, pod_template
 from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy, VerdictMemo, judge_all
+from extender.scoring.workload import NO_MIX, Mix
 
 __all__ = ["Advise", "DryRunAnswer", "DryRunError", "dry_run"]
 
@@ -78,6 +79,7 @@ def dry_run(
     now: float,
     memo: VerdictMemo | None = None,
     advise: Advise | None = None,
+    mix: Mix = NO_MIX,
 ) -> DryRunAnswer:
     """Where the manifest's pods would go, and why every other node would not take them."""
     kind, name, namespace, template = _workload(manifest)
@@ -99,7 +101,7 @@ def dry_run(
             filtered=[],
             findings=findings,
         )
-    ranked, filtered = _judged(request, template.get("spec") or {}, nodes, telemetry, policy, now, memo)
+    ranked, filtered = _judged(request, template.get("spec") or {}, nodes, telemetry, policy, now, memo, mix)
     return DryRunAnswer(
         pod=label,
         request=request.describe(),
@@ -132,6 +134,7 @@ def _judged(
     policy: ScoringPolicy,
     now: float,
     memo: VerdictMemo | None,
+    mix: Mix,
 ) -> tuple[list[RankedNode], list[FilteredNode]]:
     """Eligibility (selectors, taints) first, then the advisor's filter and score, best first."""
     filtered: list[FilteredNode] = []
@@ -143,7 +146,7 @@ def _judged(
         else:
             filtered.append(FilteredNode(node=node_name, stage="eligibility", reason=why, unresolvable=True))
     ranked: list[RankedNode] = []
-    for v in judge_all(request, eligible, nodes, telemetry, policy, now, memo):
+    for v in judge_all(request, eligible, nodes, telemetry, policy, now, memo, mix=mix):
         if v.fits:
             gpus = list(v.gpus) if v.gpus is not None else None
             ranked.append(RankedNode(node=v.node, score=v.score, gpus=gpus, reason=v.reason, breakdown=v.breakdown))

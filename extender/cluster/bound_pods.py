@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from extender.cluster.node import BoundPod, parse_time
+from extender.cluster.shares import assignment
 from extender.model.pods import PodRequest, PodSpecError, pod_request_keeping_counts
 
 __all__ = ["Invalid", "PodReading", "read_bound_pod"]
@@ -60,14 +61,15 @@ def read_bound_pod(pod: Mapping[str, Any]) -> PodReading:
             return PodReading(None)
         request, holds_all = PodRequest(), True
         problems.append(Invalid("Pod", key, GPU_COUNT, f"{exc}; taken to hold every GPU of node {node}"))
-    if not request.wants_gpu and not holds_all:
-        return PodReading(None)
+    if not request.wants_gpu and not holds_all and not request.cpu_milli and not request.memory_mib:
+        return PodReading(None)  # CPU and memory count too: a box whose CPUs are gone strands its GPUs
     priority = spec.get("priority") or 0
     if not isinstance(priority, int) or isinstance(priority, bool) or abs(priority) >= 2**31:
         problems.append(Invalid("Pod", key, MALFORMED, f"priority {str(priority)[:20]!r} is not an int32; taken as 0"))
         priority = 0
     namespace, name = key.split("/", 1)
-    bound = BoundPod(namespace, name, request, _bound_at(status, meta), priority, holds_all=holds_all)
+    assigned = assignment(_mapping(meta.get("annotations"))) if request.wants_gpu else ()
+    bound = BoundPod(namespace, name, request, _bound_at(status, meta), priority, holds_all, assigned)
     return PodReading((node, bound), tuple(problems))
 
 

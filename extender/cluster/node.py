@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from extender.cluster.shares import GpuShares
+from extender.model.gpu_share import ALIBABA_MODEL
 from extender.model.pods import GPU_RESOURCE, MIG_PREFIX, PodRequest
 from extender.model.topology import GpuTopology
 
@@ -70,6 +72,7 @@ class BoundPod:
     bound_at: float | None
     priority: int = 0
     holds_all: bool = False  # its GPU counts could not be read: taken to hold every GPU of its node
+    assigned: tuple[str, ...] = ()  # the GPUs its sharing convention's annotation names (``shares``)
 
     @property
     def key(self) -> str:
@@ -96,6 +99,25 @@ class NodeState:
     holders: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
     taints: tuple[Mapping[str, str], ...] = ()  # spec.taints: {key, value, effect}
     unschedulable: bool = False
+    shares: GpuShares | None = None  # free milli per GPU, for a node that offers GPU sharing
+    cpu_allocatable: int | None = None  # milli-CPU; None when the node does not say
+    memory_allocatable: int | None = None  # MiB
+    cpu_requested: int = 0  # by every pod bound here, GPU or not
+    memory_requested: int = 0
+
+    @property
+    def gpu_model(self) -> str | None:
+        """The GPU model: Alibaba's card-model label, GFD's product, or what the sharing fields say."""
+        model = self.labels.get(ALIBABA_MODEL) or self.product
+        return model or (self.shares.model if self.shares else None)
+
+    @property
+    def cpu_free(self) -> int | None:
+        return None if self.cpu_allocatable is None else self.cpu_allocatable - self.cpu_requested
+
+    @property
+    def memory_free(self) -> int | None:
+        return None if self.memory_allocatable is None else self.memory_allocatable - self.memory_requested
 
     # -- GFD labels and resources ------------------------------------------------------------------
 

@@ -26,7 +26,9 @@ from typing import Any
 from extender.cluster.bound_pods import read_bound_pod
 from extender.cluster.health import SourceHealth
 from extender.cluster.node import LABEL_REPLICAS, BoundPod, FreeReport, NodeState, format_time, parse_time
-from extender.model.pods import GPU_RESOURCE, MIG_PREFIX, PodRequest
+from extender.cluster.shares import gpu_shares
+from extender.model.compute import cpu_milli, memory_mib
+from extender.model.pods import GPU_RESOURCE, MIG_PREFIX, PodRequest, PodSpecError
 from extender.model.quantity import QuantityError, count_quantity
 from extender.model.topology import GpuTopology, TopologyError
 from extender.placement import PlacementImpossible, Placer
@@ -64,7 +66,7 @@ def _resources(section: Any) -> dict[str, int]:
 
 
 def bound_pod(pod: Mapping[str, Any]) -> tuple[str, BoundPod] | None:
-    """(node name, pod) for a pod that holds GPUs on a node now; None for any other pod
+    """(node name, pod) for a pod that holds GPUs, CPU or memory on a node now; None for any other pod
     (:func:`read_bound_pod` also says what could not be read of it)."""
     return read_bound_pod(pod).found
 
@@ -112,7 +114,8 @@ def node_state(
     allocatable = _resources(status.get("allocatable"))
     capacity = _resources(status.get("capacity")) or dict(allocatable)
     topology, problem, report = _annotations(name, meta.get("annotations") or {}, machines)
-    pod_list = tuple(sorted((_held(p, allocatable) for p in pods), key=lambda p: (p.bound_at or 0.0, p.key)))
+    every_pod = tuple(sorted((_held(p, allocatable) for p in pods), key=lambda p: (p.bound_at or 0.0, p.key)))
+    pod_list = tuple(p for p in every_pod if p.request.wants_gpu)  # the GPU pods
     free, assumed = _derive_free(topology, report, pod_list, labels, machines.placer)
     holders = {g: pod for pod, gpus in assumed for g in gpus}
     spec = node.get("spec") or {}
@@ -135,7 +138,24 @@ def node_state(
         holders=holders,
         taints=taints,
         unschedulable=bool(spec.get("unschedulable")),
+        shares=gpu_shares(node, ((p.request, p.assigned) for p in pod_list)),
+        cpu_allocatable=_quantity(status, "cpu"),
+        memory_allocatable=_quantity(status, "memory"),
+        cpu_requested=sum(p.request.cpu_milli for p in every_pod),
+        memory_requested=sum(p.request.memory_mib for p in every_pod),
     )
+
+
+def _quantity(status: Mapping[str, Any], name: str) -> int | None:
+    """Allocatable CPU (milli) or memory (MiB), else capacity; None when neither is readable."""
+    for section in ("allocatable", "capacity"):
+        values = status.get(section) or {}
+        if isinstance(values, Mapping) and name in values:
+            try:
+                return cpu_milli(values[name]) if name == "cpu" else memory_mib(values[name])
+            except PodSpecError:
+                return None
+    return None
 
 
 def _held(pod: BoundPod, allocatable: Mapping[str, int]) -> BoundPod:

@@ -4,7 +4,7 @@ what every HTTP edge (extender, dry-run API, webhooks) reads."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,8 +15,18 @@ from extender.cluster.state import ClusterState, NodeState, node_state
 from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
+from extender.scoring.workload import MixLearner
 
-__all__ = ["MAX_BODY_BYTES", "MAX_CANDIDATES", "Advisor", "Metrics"]
+__all__ = ["MAX_BODY_BYTES", "MAX_CANDIDATES", "Advisor", "Metrics", "pod_key"]
+
+
+def pod_key(pod: Mapping[str, Any]) -> str:
+    """Who a pod is, so the workload mix counts it once however often it is judged, and once more never
+    when it runs: ``namespace/name``, as the cluster model keys bound pods."""
+    meta = pod.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}  # an admitted pod always has one; a hostile body may not
+    return f"{meta.get('namespace', 'default')}/{meta.get('name', '')}"
+
 
 MAX_BODY_BYTES = 64 * 1024 * 1024  # a nocache NodeList of 5,000 nodes with managedFields fits
 MAX_CANDIDATES = 20_000  # four times Kubernetes' largest supported cluster
@@ -57,6 +67,8 @@ class Advisor:
     max_candidates: int = MAX_CANDIDATES
     metrics: Metrics = field(init=False)
     _sent_nodes: dict[tuple[str, str], NodeState] = field(default_factory=dict, init=False)
+    # The workload mix stranding is judged against: every pod judged and every GPU pod running.
+    learner: MixLearner = field(default_factory=MixLearner, init=False)
 
     # Admission findings for the dry-run; wired in by the app (the webhook's rules).
     advise: Advise | None = None
@@ -71,8 +83,23 @@ class Advisor:
         if self._memo_for is not self.state:
             self._memo = VerdictMemo()
             self.state.subscribe(self._memo.forget)
+            self.state.subscribe(self._learn_running)
             self._memo_for = self.state
+            self._learn_running(None)
         return self._memo
+
+    def _learn_running(self, names: Iterable[str] | None) -> None:
+        """Count the GPU pods running on nodes that changed (all of them after a full replace)."""
+        nodes = self.state.nodes() if names is None else [self.state.node(n) for n in names]
+        for node in nodes:
+            for pod in node.pods if node is not None else ():
+                self.learner.observe(pod.key, pod.request)
+
+    def learn(self, request: PodRequest, key: str) -> None:
+        """Count a pod about to be judged (once per ``key``, see :func:`pod_key`) into the mix."""
+        self._verdict_memo()  # follows the current ClusterState, and has counted its running pods
+        if not request.invalid:
+            self.learner.observe(key, request)
 
     def node_for(self, name: str, sent: dict[str, Any] | None) -> NodeState | None:
         """Our model of a node; for a node we have not synced, what its sent object says (nocache)."""
@@ -90,19 +117,22 @@ class Advisor:
     def verdicts_version(self, request: PodRequest) -> float | None:
         """A token that stays the same while this pod shape's remembered verdicts do (None: none
         remembered): a reply made from them may be reused while it holds."""
-        if not request.wants_gpu:
+        mix = self.learner.current
+        if not request.wants_gpu and not (request.cpu_milli and mix.pods):
             return None
         memo = self._verdict_memo()
-        return memo.version(memo.shape(request, self.policy, self.telemetry), self.clock())
+        return memo.version(memo.shape(request, self.policy, self.telemetry, mix), self.clock())
 
     def judge(self, request: PodRequest, names: list[str], sent: dict[str, dict[str, Any]]) -> list[Verdict]:
+        """Verdicts for every candidate against the mix learned so far (:meth:`learn` counts the pod)."""
+        mix = self.learner.current
         if sent:
             # nocache: nodes we have not synced are judged from the objects sent; no shared memo, as
             # those objects are not followed.
             found = {name: self.node_for(name, item) for name, item in sent.items()}
             nodes = {name: node for name, node in found.items() if node is not None}
             placer = self.state.machines.placer
-            return judge_all(request, names, nodes, self.telemetry, self.policy, self.clock(), placer=placer)
+            return judge_all(request, names, nodes, self.telemetry, self.policy, self.clock(), placer=placer, mix=mix)
         return judge_all(
             request,
             names,
@@ -112,4 +142,5 @@ class Advisor:
             self.clock(),
             memo=self._verdict_memo(),
             placer=self.state.machines.placer,
+            mix=mix,
         )

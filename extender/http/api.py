@@ -128,7 +128,8 @@ class DryRuns:
         advisor = self.advisor
         nodes, memo = advisor.state.nodes_by_name(), advisor._verdict_memo()
         try:
-            return dry_run(manifest, nodes, advisor.telemetry, advisor.policy, now, memo, advisor.advise)
+            mix = advisor.learner.current  # the workload mix learned so far weighs what a placement strands
+            return dry_run(manifest, nodes, advisor.telemetry, advisor.policy, now, memo, advisor.advise, mix)
         except GpuAdvisorError:
             raise
         except Exception as exc:  # a manifest shaped in a way the model did not foresee: the input's fault

@@ -17,14 +17,14 @@ from fastapi import APIRouter, Request, Response
 from pydantic import ValidationError
 
 from extender.errors import validation_problems
-from extender.http.advisor import Advisor
+from extender.http.advisor import Advisor, pod_key
 from extender.http.docs import EXTENDER_DOCS
 from extender.http.offloop import BIG_CALL_NODES, Lane
 from extender.http.replies import ReplyFragments, WholeReplies
 from extender.http.requests import MAX_DEPTH, BadRequest, json_reply, parse_json, problem_for, read_body
 from extender.http.shapes import check_shape
 from extender.http.wire import ExtenderArgs, extender_args
-from extender.model.pods import PodRequest, pod_request
+from extender.model.pods import PodRequest, ShareSpecError, pod_request
 from extender.scoring import Verdict
 
 __all__ = ["build_router"]
@@ -80,6 +80,8 @@ async def _extender_args(request: Request, advisor: Advisor) -> _Parsed:
 def _request_of(args: ExtenderArgs) -> PodRequest:
     try:
         return pod_request(args.pod)
+    except ShareSpecError as exc:  # its GPU share cannot be read: every node says which field, none fits
+        return PodRequest(invalid=str(exc))
     except Exception as exc:  # PodSpecError, or a value the parser did not foresee (a null container)
         meta = args.pod.get("metadata")
         meta = meta if isinstance(meta, dict) else {}
@@ -162,6 +164,7 @@ class _Replies:
 
     def filter(self, args: ExtenderArgs, names: list[str], sent: dict[str, dict[str, Any]]) -> tuple[bytes, Counts]:
         pod = _request_of(args)
+        self.advisor.learn(pod, pod_key(args.pod))
         version = self.advisor.verdicts_version(pod) if args.node_names is not None else None
         last = self.whole.reuse("filter", pod, names, version)
         if last is not None:
@@ -176,6 +179,7 @@ class _Replies:
 
     def prioritize(self, args: ExtenderArgs, names: list[str], sent: dict[str, dict[str, Any]]) -> bytes:
         pod = _request_of(args)
+        self.advisor.learn(pod, pod_key(args.pod))
         version = self.advisor.verdicts_version(pod) if args.node_names is not None else None
         last = self.whole.reuse("prioritize", pod, names, version)
         if last is not None:

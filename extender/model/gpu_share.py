@@ -36,9 +36,22 @@ from typing import Any
 from extender.model.pods import GPU_RESOURCE, PodSpecError
 
 __all__ = [
-    "ALIBABA_COUNT", "ALIBABA_MILLI", "ALIBABA_MODEL", "ALIYUN_MEMORY", "HAMI_CORES", "HAMI_MEMORY",
-    "HAMI_MEMORY_PERCENT", "HAMI_NOUSE_TYPE", "HAMI_USE_TYPE", "MAX_GPU_MEMORY_MIB", "MILLI_PER_GPU",
-    "ShareRequest", "milli_of", "share_request", "whole_number",
+    "ALIBABA_COUNT",
+    "ALIBABA_MILLI",
+    "ALIBABA_MODEL",
+    "ALIYUN_MEMORY",
+    "HAMI_CORES",
+    "HAMI_MEMORY",
+    "HAMI_MEMORY_PERCENT",
+    "HAMI_NOUSE_TYPE",
+    "HAMI_SHARE_FIELDS",
+    "HAMI_USE_TYPE",
+    "MAX_GPU_MEMORY_MIB",
+    "MILLI_PER_GPU",
+    "ShareRequest",
+    "milli_of",
+    "share_request",
+    "whole_number",
 ]  # fmt: skip
 
 ALIBABA_MILLI = "alibabacloud.com/gpu-milli"
@@ -54,7 +67,7 @@ ALIYUN_MEMORY = "aliyun.com/gpu-mem"
 MILLI_PER_GPU = 1000
 MAX_GPU_MEMORY_MIB = 1 << 20  # 1 TiB per GPU: above any card made, so a larger figure is a unit slip
 _DECIMAL = re.compile(r"^[+-]?\d+(\.\d*)?$")  # refuses nan, inf, 1e3 and quantities such as 3Gi
-_HAMI_SHARE = (HAMI_MEMORY, HAMI_MEMORY_PERCENT, HAMI_CORES)
+_HAMI_SHARE = HAMI_SHARE_FIELDS = (HAMI_MEMORY, HAMI_MEMORY_PERCENT, HAMI_CORES)
 _HAMI_FIELDS: dict[str, tuple[str, int | None]] = {  # what each HAMi field means, and its bound
     GPU_RESOURCE: ("physical GPUs", None),
     HAMI_MEMORY: ("MiB of each GPU as a plain integer", MAX_GPU_MEMORY_MIB),

@@ -9,7 +9,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from extender.model.gpu_share import ShareRequest
 
 from extender.errors import InputError
 from extender.model.quantity import QuantityError, count_quantity, decimal_number
@@ -24,6 +27,7 @@ __all__ = [
     "MODEL_NAME_ENV",
     "PodRequest",
     "PodSpecError",
+    "ShareSpecError",
     "parse_memory_mib",
     "pod_request",
     "pod_request_keeping_counts",
@@ -60,6 +64,10 @@ class PodSpecError(InputError):
     """A pod's GPU request or gpu-advisor annotation cannot be read; the message says which."""
 
 
+class ShareSpecError(PodSpecError):
+    """A pod's shared-GPU request is malformed (``gpu_share``); the message names the field."""
+
+
 @dataclass(frozen=True)
 class PodRequest:
     gpus: int = 0
@@ -68,15 +76,31 @@ class PodRequest:
     gpu_memory_mib: int | None = None  # declared VRAM per GPU (or per replica when time-sliced)
     latency_sensitive: bool = False
     other: tuple[tuple[str, int], ...] = field(default=())  # other nvidia.com/* resources
+    share: ShareRequest | None = None  # a share of each of ``gpus`` GPUs (``gpu_share``); None: whole GPUs
+    cpu_milli: int = 0  # what the pod requests of the node (``compute``)
+    memory_mib: int = 0
+    invalid: str | None = None  # why its GPU share cannot be read: every node is refused with this
 
     @property
     def wants_gpu(self) -> bool:
-        return self.gpus > 0 or bool(self.mig) or bool(self.other)
+        return self.gpus > 0 or bool(self.mig) or bool(self.other) or self.share is not None or bool(self.invalid)
 
     def describe(self) -> str:
+        if self.share is not None and self.share.milli != 1000:
+            return f"{self.gpus}× {_share_words(self.share)}"
         parts = [f"{self.gpus} GPU" + ("s" if self.gpus != 1 else "")] if self.gpus else []
         parts += [f"{n}× MIG {p}" for p, n in self.mig]
         return " + ".join(parts) or "no GPU"
+
+
+def _share_words(share: ShareRequest) -> str:
+    if share.milli is not None:
+        return f"{share.milli} milli-GPU share"
+    if share.cores_percent == 100:
+        return "whole GPU (HAMi)"
+    if share.memory_mib is not None:
+        return f"{share.memory_mib} MiB GPU share"
+    return f"{share.memory_percent}% GPU share"
 
 
 def parse_memory_mib(text: str) -> int:
@@ -140,15 +164,28 @@ def pod_request(pod: Mapping[str, Any]) -> PodRequest:
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
     interconnect = _interconnect(annotations.get(ANNOTATION_INTERCONNECT))
     memory_mib = _gpu_memory(annotations.get(ANNOTATION_GPU_MEMORY))
+    # Imported here: both readers build on this module's PodSpecError and GPU_RESOURCE.
+    from extender.model.compute import pod_compute
+    from extender.model.gpu_share import HAMI_SHARE_FIELDS, share_request
+
+    try:
+        share = share_request(pod)
+    except PodSpecError as exc:
+        raise ShareSpecError(str(exc)) from None
+    cpu, memory_total = pod_compute(spec)
     mig = tuple(sorted((k.removeprefix(MIG_PREFIX), v) for k, v in totals.items() if k.startswith(MIG_PREFIX) and v))
-    other = tuple(sorted((k, v) for k, v in totals.items() if v and k != GPU_RESOURCE and not k.startswith(MIG_PREFIX)))
+    skip = (GPU_RESOURCE, *HAMI_SHARE_FIELDS)
+    other = tuple(sorted((k, v) for k, v in totals.items() if v and k not in skip and not k.startswith(MIG_PREFIX)))
     return PodRequest(
-        gpus=totals.get(GPU_RESOURCE, 0),
+        gpus=share.gpus if share is not None else totals.get(GPU_RESOURCE, 0),
         mig=mig,
         interconnect=interconnect,
         gpu_memory_mib=memory_mib,
         latency_sensitive=str(annotations.get(ANNOTATION_LATENCY_SENSITIVE, "")).lower() == "true",
         other=other,
+        share=share,
+        cpu_milli=cpu,
+        memory_mib=memory_total,
     )
 
 

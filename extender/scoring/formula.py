@@ -8,6 +8,8 @@
     headroom       per chosen GPU min(1 − SM%/100, free VRAM share), averaged; unknown or stale: 0.5
     numa           1 if the chosen GPUs share a NUMA node, 0 if not, 0.5 if unknown
     packing        binpack: share of the node's GPUs in use afterwards; spread: share left free
+    stranding      FGD's level of what the placement strands against the learned mix, / 100
+                   (``stranding``; only on nodes that offer GPU sharing, left out elsewhere)
 
 A component a node cannot inform (no topology, MIG, time-slicing) is neutral: 0.5.
 """
@@ -17,15 +19,28 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
-__all__ = ["NEUTRAL", "fragmentation", "node_score", "numa", "packing", "set_value"]
+__all__ = ["NEUTRAL", "blend", "fragmentation", "node_score", "numa", "packing", "set_value"]
 
 NEUTRAL = 0.5
+_ONLY_WHERE_INFORMED = "stranding"
+
+
+def blend(components: Mapping[str, float], weights: Mapping[str, float], total_weight: float) -> float:
+    """The weighted mean of the components in [0, 1]; a component not given counts as neutral, except
+    stranding, which is left out where not given (so nodes without GPU sharing score as before)."""
+    if _ONLY_WHERE_INFORMED not in components and _ONLY_WHERE_INFORMED in weights:
+        total_weight -= weights[_ONLY_WHERE_INFORMED]
+        used = [c for c in weights if c != _ONLY_WHERE_INFORMED]
+    else:
+        used = list(weights)
+    if total_weight <= 0:
+        return NEUTRAL
+    return sum(weights[c] * components.get(c, NEUTRAL) for c in used) / total_weight
 
 
 def node_score(components: Mapping[str, float], weights: Mapping[str, float], total_weight: float) -> int:
-    """The weighted mean of the components, on 0..10; a component not given counts as neutral."""
-    value = sum(weights[c] * components.get(c, NEUTRAL) for c in weights) / total_weight
-    return max(0, min(10, round(10 * value)))
+    """The weighted mean of the components, on 0..10 (see :func:`blend`)."""
+    return max(0, min(10, round(10 * blend(components, weights, total_weight))))
 
 
 def set_value(k: int, score: int, best: int, nvlink_share: float) -> float:

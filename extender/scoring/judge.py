@@ -17,14 +17,18 @@ from extender.cluster.state import NodeState
 from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
 from extender.placement import Placer
-from extender.scoring.formula import node_score
+from extender.scoring.formula import blend
 from extender.scoring.headroom import headroom
 from extender.scoring.memo import PlanKey, Shape, VerdictMemo
 from extender.scoring.plan import Plan, plan
 from extender.scoring.policy import ScoringPolicy
+from extender.scoring.ranking import on_the_wire
+from extender.scoring.share_plan import plan_cpu_only, plan_shared
+from extender.scoring.stranding import NEUTRAL_LEVEL
 from extender.scoring.verdict import Verdict
+from extender.scoring.workload import NO_MIX, Mix
 
-__all__ = ["evaluate", "judge_all"]
+__all__ = ["evaluate", "judge_all", "judge_node"]
 
 log = logging.getLogger(__name__)
 _MEMO_PER_NODE = 64
@@ -39,20 +43,26 @@ def judge_all(
     now: float,
     memo: VerdictMemo | None = None,
     placer: Placer | None = None,
+    mix: Mix = NO_MIX,
 ) -> list[Verdict]:
     """Verdicts for every candidate node of one pod, in order; ``nodes`` maps names to what is known.
 
     Remembered on each NodeState (a new one on every change) per shape (request, policy, telemetry
     refresh) until the earliest moment one of the readings used turns stale, and in ``memo`` by node
     name: a steady cluster costs a lookup per node. ``placer`` is the placement engine to ask (the
-    cluster model's, so nodes of one machine type share its work); without one, a fresh engine.
+    cluster model's, so nodes of one machine type share its work); without one, a fresh engine. ``mix``
+    is the learned workload the stranding term weighs against. Scores go out as ``ranking`` says.
     """
-    if not request.wants_gpu:
+    if not request.wants_gpu and not (request.cpu_milli and mix.pods):
         return [Verdict(name, True, "pod asks for no GPU: not judged", score=0) for name in names]
     placer = placer or Placer()
     if memo is not None:
         memo.follow(telemetry, policy, nodes, now)
-    shape = memo.shape(request, policy, telemetry) if memo is not None else Shape(PlanKey(request, policy), telemetry)
+    shape = (
+        memo.shape(request, policy, telemetry, mix)
+        if memo is not None
+        else Shape(PlanKey(request, policy, mix), telemetry)
+    )
     known = memo.table(shape, now) if memo is not None else {}
     lookup = nodes.get
 
@@ -61,14 +71,14 @@ def judge_all(
         if node is None:
             log.info("node %s unknown to gpu-advisor: passed unjudged (fail open)", name)
             return Verdict(name, True, "unknown to gpu-advisor (not synced yet?): passed unjudged", score=0)
-        verdict, valid_until = _judged(node, name, shape, placer, now)
+        verdict, valid_until = judge_node(node, name, shape, placer, now)
         if memo is not None:
             memo.remember(shape, known, verdict, valid_until, lambda: lookup(name) is node)
         return verdict
 
     # The hot path at 5,000 candidates: one probe per node (a Verdict is always truthy).
     recall = known.get
-    return [recall(name) or work_out(name) for name in names]
+    return on_the_wire([recall(name) or work_out(name) for name in names])
 
 
 def evaluate(
@@ -78,13 +88,16 @@ def evaluate(
     telemetry: TelemetryBoard | None,
     policy: ScoringPolicy,
     now: float,
+    mix: Mix = NO_MIX,
 ) -> Verdict:
     """The verdict and score of one candidate node for one pod."""
-    return judge_all(request, [name], {name: node} if node is not None else {}, telemetry, policy, now)[0]
+    nodes = {name: node} if node is not None else {}
+    return judge_all(request, [name], nodes, telemetry, policy, now, mix=mix)[0]
 
 
-def _judged(node: NodeState, name: str, shape: Shape, placer: Placer, now: float) -> tuple[Verdict, float]:
-    """The node's verdict for this shape and until when it holds, remembered on the node state."""
+def judge_node(node: NodeState, name: str, shape: Shape, placer: Placer, now: float) -> tuple[Verdict, float]:
+    """One node's verdict for this shape and until when it holds, remembered on the node state: what
+    filter and prioritize ask per node (and the replay too)."""
     hit = node.memo.get(shape)
     if hit is not None and now < hit[1]:
         return hit  # type: ignore[no-any-return]
@@ -98,14 +111,30 @@ def _judged(node: NodeState, name: str, shape: Shape, placer: Placer, now: float
 def _plan_of(node: NodeState, key: PlanKey, placer: Placer) -> Plan:
     found = node.memo.get(key)
     if found is None:
-        found = node.memo[key] = plan(node, key.request, key.policy, placer)
+        found = node.memo[key] = _plan(node, key, placer)
     return found
+
+
+def _plan(node: NodeState, key: PlanKey, placer: Placer) -> Plan:
+    request = key.request
+    if request.invalid:
+        return Plan(False, f"cannot read the pod's GPU share: {request.invalid}", unresolvable=True)
+    if request.share is not None:
+        return plan_shared(node, request, key.policy, key.mix)
+    if not request.wants_gpu:
+        return plan_cpu_only(node, request, key.policy, key.mix)
+    return plan(node, request, key.policy, placer)
 
 
 def _judge(node: NodeState, name: str, shape: Shape, plan: Plan, now: float) -> tuple[Verdict, float]:
     if not plan.fits:
         return Verdict(name, False, plan.reason, unresolvable=plan.unresolvable), float("inf")
     value, note, valid_until = headroom(node, plan.telemetry_gpus, shape.telemetry, shape.policy, now)
-    components = {**plan.components, "headroom": value}
-    score = node_score(components, shape.weights, shape.total_weight)
-    return Verdict(name, True, f"{plan.reason}; {note}", score=score, gpus=plan.gpus, breakdown=components), valid_until
+    components = {**plan.components, "headroom": value} if plan.components else {}
+    if not components:  # a pod that asks no GPU, on a node that cannot inform its stranding
+        return Verdict(name, True, plan.reason, score=0, rank=(NEUTRAL_LEVEL, 0.0)), valid_until
+    value = blend(components, shape.weights, shape.total_weight)
+    score = max(0, min(10, round(10 * value)))
+    rank = (float(NEUTRAL_LEVEL if plan.level is None else plan.level), value)
+    verdict = Verdict(name, True, f"{plan.reason}; {note}", score, gpus=plan.gpus, breakdown=components, rank=rank)
+    return verdict, valid_until

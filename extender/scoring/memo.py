@@ -19,25 +19,29 @@ from extender.model.readings import TelemetryBoard
 from extender.scoring.live import LiveReadings
 from extender.scoring.policy import ScoringPolicy
 from extender.scoring.verdict import Verdict
+from extender.scoring.workload import NO_MIX, Mix
 
 __all__ = ["PlanKey", "Shape", "VerdictMemo"]
 
 
 class PlanKey:
-    """(request, policy): what a node's telemetry-free plan depends on besides the node itself."""
+    """(request, policy, mix version): what a node's telemetry-free plan depends on besides the node."""
 
-    __slots__ = ("_hash", "policy", "request")
+    __slots__ = ("_hash", "mix", "policy", "request")
 
-    def __init__(self, request: PodRequest, policy: ScoringPolicy) -> None:
-        self.request, self.policy = request, policy
-        self._hash = hash((PlanKey, request, policy))
+    def __init__(self, request: PodRequest, policy: ScoringPolicy, mix: Mix = NO_MIX) -> None:
+        self.request, self.policy, self.mix = request, policy, mix
+        self._hash = hash((PlanKey, request, policy, mix.version))
 
     def __hash__(self) -> int:
         return self._hash
 
     def __eq__(self, other: object) -> bool:
         return self is other or (
-            isinstance(other, PlanKey) and self.request == other.request and self.policy == other.policy
+            isinstance(other, PlanKey)
+            and self.request == other.request
+            and self.policy == other.policy
+            and self.mix == other.mix
         )
 
 
@@ -89,20 +93,22 @@ class VerdictMemo:
         self._versions = count(1)
         self._live: dict[tuple[TelemetryBoard, ScoringPolicy], LiveReadings] = {}
         self._shapes: dict[tuple[Any, ...], Shape] = {}
-        self._plan_keys: dict[tuple[PodRequest, ScoringPolicy], PlanKey] = {}
+        self._plan_keys: dict[tuple[PodRequest, ScoringPolicy, Mix], PlanKey] = {}
         self._lock = threading.Lock()
 
-    def shape(self, request: PodRequest, policy: ScoringPolicy, telemetry: TelemetryBoard | None) -> Shape:
+    def shape(
+        self, request: PodRequest, policy: ScoringPolicy, telemetry: TelemetryBoard | None, mix: Mix = NO_MIX
+    ) -> Shape:
         """The one Shape object for this content, so per-node probes hit on identity."""
-        key = (request, policy, telemetry)
+        key = (request, policy, telemetry, mix)
         found = self._shapes.get(key)
         if found is None:
             if len(self._shapes) > 10_000:
                 self._shapes.clear()
                 self._plan_keys.clear()
-            plan_key = self._plan_keys.get((request, policy))
+            plan_key = self._plan_keys.get((request, policy, mix))
             if plan_key is None:
-                plan_key = self._plan_keys[(request, policy)] = PlanKey(request, policy)
+                plan_key = self._plan_keys[(request, policy, mix)] = PlanKey(request, policy, mix)
             found = self._shapes[key] = Shape(plan_key, telemetry)
         return found
 

@@ -31,6 +31,7 @@ class Plan:
     gpus: tuple[int, ...] | None = None
     components: dict[str, float] = field(default_factory=dict)
     telemetry_gpus: tuple[int, ...] = ()  # GPUs whose live state matters for headroom
+    level: int | None = None  # what the placement strands (``stranding``); None: not informed
 
 
 def gib(mib: float) -> str:

@@ -26,6 +26,8 @@ class Weights(BaseModel):
     headroom: float = Field(0.15, ge=0)
     numa: float = Field(0.05, ge=0)
     packing: float = Field(0.10, ge=0)
+    # Weighs only where a node informs it (GPU sharing); elsewhere it is left out, not neutral.
+    stranding: float = Field(0.30, ge=0)
 
     @model_validator(mode="after")
     def _some_weight(self) -> Weights:

@@ -21,6 +21,8 @@ class Verdict:
     unresolvable: bool = False
     gpus: tuple[int, ...] | None = None
     breakdown: dict[str, float] = field(default_factory=dict)
+    # The full-precision ranking key (``ranking``): (stranding level, weighted blend before rounding).
+    rank: tuple[float, float] = (50.0, 0.0)
 
     def to_dict(self) -> dict[str, Any]:
         return {

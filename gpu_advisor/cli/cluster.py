@@ -43,6 +43,7 @@ def _explain(args: argparse.Namespace) -> int:
     from extender.advice.dryrun import DryRunError, dry_run
     from extender.http.manifests import read_manifest_file
     from extender.scoring import ScoringPolicy
+    from extender.scoring.workload import learned_from
     from webhook.rules import advise_with_rules
 
     manifest = read_manifest_file(args.manifest)
@@ -51,7 +52,9 @@ def _explain(args: argparse.Namespace) -> int:
     state = snap.cluster(args.cluster)
     telemetry = _telemetry(args, snap, state, policy.telemetry_max_age_s)
     try:
-        answer = dry_run(manifest, state.nodes_by_name(), telemetry, policy, time.time(), None, advise_with_rules)
+        nodes = state.nodes_by_name()
+        mix = learned_from((p.key, p.request) for n in nodes.values() for p in n.pods)  # what runs there now
+        answer = dry_run(manifest, nodes, telemetry, policy, time.time(), None, advise_with_rules, mix)
     except DryRunError as exc:
         raise DryRunError(f"{args.manifest}: {exc}") from None
     print(answer.model_dump_json(indent=2) if args.json else render.dry_run_report(answer))

@@ -7,7 +7,7 @@ state score the same for any scorer, which is what lets the engine memoise score
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from extender.advice.replay.specs import MILLI, NodeSpec, PodShape, model_allowed
 
@@ -24,6 +24,14 @@ class NodeState:
     mem_free: int
     gpus: tuple[int, ...]
     tags: frozenset[str] = frozenset()
+    # Worked out once: states key every memo, and hashing the GPU tuple on each probe dominated replays.
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.model, self.cpu_free, self.mem_free, self.gpus, self.tags)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def gpu_free(self) -> int:

@@ -13,12 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from extender.advice.replay import openb
+from extender.advice.replay.advisor_policy import ADVISOR_POLICIES
 from extender.advice.replay.arrivals import generate_order
 from extender.advice.replay.baselines import POLICIES
 from extender.advice.replay.engine import RunResult, replay
 from extender.advice.replay.metrics import alloc_curve, unallocated_at
 from extender.advice.replay.specs import ArrivalOrder, NodeSpec, Pod
 from extender.advice.replay.workload import typical_pods
+
+# Every policy a run may name: the published baselines and the advisor's own.
+REGISTRY = {**POLICIES, **ADVISOR_POLICIES}
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +63,7 @@ def run_job(job: Job) -> RunResult:
     """Replay one job; F (frag) is measured against the trace's typical pods."""
     nodes, pods = _inputs(job.traces, job.trace)
     workload = typical_pods(pod.shape for pod in pods)
-    return replay(nodes, order_for(job), POLICIES[job.policy](), original_pods=pods, frag_workload=workload)
+    return replay(nodes, order_for(job), REGISTRY[job.policy](), original_pods=pods, frag_workload=workload)
 
 
 def _curve_of(job: Job) -> list[float | None]:
@@ -76,9 +80,9 @@ def run_many(
 ) -> dict[str, Any]:
     """Every (policy, seed) of a trace; `{"trace", "policies": {name: {"seeds": {seed: {"alloc_pct":
     {"0".."130": value}}}, "unallocated_at_100": {"mean", "sd"}}}}`."""
-    unknown = [p for p in policies if p not in POLICIES]
+    unknown = [p for p in policies if p not in REGISTRY]
     if unknown:
-        raise ValueError(f"unknown policies {unknown}; known: {list(POLICIES)}")
+        raise ValueError(f"unknown policies {unknown}; known: {list(REGISTRY)}")
     root = traces if traces is not None else openb.traces_dir()
     work = [Job(root, trace, policy, seed, orders_dir) for policy in policies for seed in seeds]
     if jobs <= 1:

@@ -5,7 +5,7 @@ Kept apart from the loader so scorers and the engine can import them without tou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 # One GPU is 1000 milli-GPU throughout the trace and the simulator.
@@ -36,6 +36,14 @@ class PodShape:
     num_gpu: int
     gpu_milli: int
     gpu_spec: str = ""
+    _hash: int = field(default=0, init=False, repr=False, compare=False)  # shapes key every memo
+
+    def __post_init__(self) -> None:
+        fields = (self.cpu_milli, self.memory_mib, self.num_gpu, self.gpu_milli, self.gpu_spec)
+        object.__setattr__(self, "_hash", hash(fields))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def gpu_request(self) -> int:

@@ -1,0 +1,104 @@
+"""The stranding term: F against the learned mix written out by hand, its level, and where a share goes."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from extender.model.gpu_share import ShareRequest
+from extender.model.pods import PodRequest
+from extender.scoring.stranding import NEUTRAL_LEVEL, class_key, fragmentation, level, strand
+from extender.scoring.workload import Mix, MixLearner, TypicalPod, learned_from, spec_of
+
+
+def share(milli: int, models: tuple[str, ...] = ()) -> ShareRequest:
+    return ShareRequest("alibaba", "", 1, milli, models=models)
+
+
+# Half the pods want 500 milli of one GPU and 4 CPUs, a quarter a whole GPU, a quarter no GPU.
+MIX = Mix(1, (TypicalPod(4000, 1, share(500), 0.5), TypicalPod(8000, 1, None, 0.25), TypicalPod(2000, 0, None, 0.25)))
+
+
+@pytest.mark.parametrize(
+    ("cpu", "free", "expected"),
+    [
+        # 500-pods: strand the 300 (too small); whole-GPU pods: no idle GPU, all 1100 stranded; CPU pods: all 1100
+        (16000, (800, 300), 0.5 * 300 + 0.25 * 1100 + 0.25 * 1100),
+        # an idle GPU serves both GPU specs: only the 300 is stranded for the 500-pods
+        (16000, (1000, 300), 0.5 * 300 + 0.25 * 300 + 0.25 * 1300),
+        # 6000 CPUs: the whole-GPU pod (8000 CPUs) cannot come, so every free milli is stranded for it
+        (6000, (1000, 300), 0.5 * 300 + 0.25 * 1300 + 0.25 * 1300),
+        # unknown CPU (a node that does not say) meets every CPU need
+        (None, (1000, 300), 0.5 * 300 + 0.25 * 300 + 0.25 * 1300),
+    ],
+)
+def test_fragmentation_is_the_free_milli_each_spec_cannot_use_weighted_by_the_mix(
+    cpu: int | None, free: tuple[int, ...], expected: float
+) -> None:
+    assert fragmentation(MIX, "G2", None, cpu, free) == pytest.approx(expected)
+
+
+def test_a_model_the_spec_does_not_allow_strands_everything_for_it() -> None:
+    typed = Mix(2, (TypicalPod(0, 1, share(500, ("V100M16",)), 1.0),))
+    assert fragmentation(typed, "G2", None, 8000, (1000, 1000)) == 2000
+    assert fragmentation(typed, "V100M16", None, 8000, (1000, 1000)) == 0
+
+
+@pytest.mark.parametrize(
+    ("delta", "expected"), [(0.0, 50), (40.0, 50), (41.0, 51), (-1.0, 49), (1000.0, 73), (-5000.0, 0)]
+)
+def test_the_level_is_fgds_quantised_sigmoid(delta: float, expected: int) -> None:
+    assert level(delta) == expected == int(100 / (1 + math.exp(-delta / 1000)))
+    assert level(0.0) == NEUTRAL_LEVEL
+
+
+def test_a_share_goes_on_the_least_free_gpu_that_fits_and_the_level_is_the_drop_in_f() -> None:
+    request = PodRequest(gpus=1, share=share(500), cpu_milli=4000)
+    found = strand(MIX, "G2", None, 16000, (1000, 600, 500), request)
+    assert found is not None and found.gpus == (2,) and found.free_after == (1000, 600, 0)
+    before = fragmentation(MIX, "G2", None, 16000, (1000, 600, 500))
+    after = fragmentation(MIX, "G2", None, 12000, (1000, 600, 0))
+    assert found.delta == pytest.approx(before - after) and found.level == level(before - after)
+    assert strand(MIX, "G2", None, 16000, (400, 300), request) is None
+
+
+def test_whole_gpus_take_the_lowest_index_idle_ones() -> None:
+    found = strand(MIX, "G2", None, 16000, (300, 1000, 1000, 1000), PodRequest(gpus=2, cpu_milli=1000))
+    assert found is not None and found.gpus == (1, 2) and found.free_after == (300, 0, 0, 1000)
+
+
+def test_nodes_with_equal_class_keys_get_equal_levels() -> None:
+    request = PodRequest(gpus=1, share=share(500), cpu_milli=4000)
+    a, b = (16000, (1000, 600, 500)), (15000, (500, 1000, 600))
+    assert class_key(MIX, "G2", None, a[0], 4000, a[1]) == class_key(MIX, "G2", None, b[0], 4000, b[1])
+    assert strand(MIX, "G2", None, *a, request).level == strand(MIX, "G2", None, *b, request).level  # type: ignore[union-attr]
+
+
+def test_the_learner_counts_each_pod_once_and_renews_as_the_count_doubles() -> None:
+    learner = MixLearner()
+    request = PodRequest(gpus=1, share=ShareRequest("alibaba", "field", 1, 500), cpu_milli=4000)
+    renewed = [learner.observe(f"ns/p{n}", request) for n in range(9)]
+    assert renewed == [True, True, False, True, False, False, False, True, False]  # after 1, 2, 4, 8 pods
+    assert not learner.observe("ns/p0", request) and learner.observed == 9
+    assert learner.current.version == 4 and learner.current.pods == (TypicalPod(4000, 1, share(500), 1.0),)
+    assert spec_of(request) == (4000, 1, share(500))  # the field it came from is not part of the spec
+
+
+def test_a_mix_learned_at_once_weighs_specs_by_their_count() -> None:
+    small, whole = PodRequest(gpus=1, share=share(300)), PodRequest(gpus=1)
+    mix = learned_from([("a", small), ("b", small), ("c", small), ("d", whole)])
+    assert [(p.share, p.probability) for p in mix.pods] == [(share(300), 0.75), (None, 0.25)]
+
+
+def test_a_typed_spec_of_a_rare_shape_is_left_out_of_the_mix_and_a_common_one_kept() -> None:
+    common = [(f"c{n}", PodRequest(gpus=1, share=share(500))) for n in range(19)]
+    typed_common = [("t", PodRequest(gpus=1, share=share(500, ("V100M16",))))]
+    rare = [("r", PodRequest(gpus=1, share=share(130, ("A10",))))]  # 1 pod in 21: its shape is in the rarest 5 %
+    mix = learned_from(common + typed_common + rare)
+    assert [(p.share, round(p.probability, 3)) for p in mix.pods] == [
+        (share(500), round(19 / 20, 3)),
+        (share(500, ("V100M16",)), round(1 / 20, 3)),
+    ]
+    untyped_rare = learned_from([*common, ("u", PodRequest(gpus=1, share=share(130)))])
+    assert share(130) in [p.share for p in untyped_rare.pods]  # untyped specs are always kept
