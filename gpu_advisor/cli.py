@@ -19,6 +19,7 @@ from extender.model.machines import bundled_machines
 from extender.model.smi_topo import parse_topo_matrix
 from extender.model.topology import GpuTopology, TopologyError
 from extender.placement import POLICIES
+from gpu_advisor import replay_cli
 
 __all__ = ["main"]
 
@@ -493,6 +494,7 @@ def build_parser() -> argparse.ArgumentParser:
     inject.add_argument("--ca", required=True, metavar="FILE", help="the CA certificate (ca.crt from certs create)")
     inject.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then ~/.kube/config)")
     inject.set_defaults(handler=_cmd_certs_inject)
+    replay_cli.register(commands)
     return parser
 
 
