@@ -4,6 +4,7 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY extender extender
 COPY webhook webhook
+COPY gpu_advisor gpu_advisor
 RUN pip install --no-cache-dir . && rm -rf /root/.cache
 USER 65532:65532
 ENTRYPOINT ["gpu-advisor"]

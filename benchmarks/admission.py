@@ -29,7 +29,7 @@ from extender.sources.snapshot import simulated_cluster
 from gpu_advisor.app import create_app
 from gpu_advisor.serve import settle_memory
 
-REVIEW = {
+REVIEW: dict[str, Any] = {
     "apiVersion": "admission.k8s.io/v1",
     "kind": "AdmissionReview",
     "request": {

@@ -1,52 +1,122 @@
-"""The ASGI app: one process serves the scheduler extender and, mounted beside it, the admission webhook."""
+"""The ASGI apps: the plain port's (scheduler extender, /v1, health, metrics) and the TLS port's
+(admission webhooks, health), each answering only its own routes; ``create_app`` joins both in one
+app for tests and tools.
+
+In front of every route: the body guard (sizes, time, bytes in flight) and, when asked, bearer-token
+authentication for /v1.
+"""
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Response
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Literal
 
+from fastapi import FastAPI, Response
+from prometheus_client import CONTENT_TYPE_LATEST, Counter, generate_latest
+
+from extender.cluster.health import readiness
 from extender.http import api, scheduler, telemetry
 from extender.http.advisor import Advisor
+from extender.http.auth import TokenCheck
+from extender.http.guard import BodyGuard, InFlight, refused_counter
+from extender.http.limits import Limits
+from extender.http.offloop import Lane
+from gpu_advisor.auth_guard import V1Auth
+from gpu_advisor.openapi import document_edges
 from webhook.admission import AdmissionSettings
 from webhook.routes import build_router as build_webhook_router
 from webhook.rules import advise_with_rules
 
-__all__ = ["create_app"]
+__all__ = ["Edge", "Listener", "build_app", "create_app", "create_apps"]
+
+Listener = Literal["plain", "tls", "all"]
+
+
+@dataclass
+class Edge:
+    """What the listeners of one process share: limits, the judging lane, the refusal counter, auth."""
+
+    advisor: Advisor
+    admission: AdmissionSettings = field(default_factory=AdmissionSettings)
+    limits: Limits = field(default_factory=Limits)
+    auth: TokenCheck | None = None
+    lane: Lane = field(default_factory=Lane)
+    refused: Counter | None = None
+    in_flight: InFlight = field(default_factory=InFlight)
+
+    def __post_init__(self) -> None:
+        if self.advisor.advise is None:
+            self.advisor.advise = advise_with_rules
+        if self.refused is None:
+            self.refused = refused_counter(self.advisor.registry)
 
 
 def create_app(advisor: Advisor, admission: AdmissionSettings | None = None) -> FastAPI:
+    """Every route in one app: the extender, /v1, the webhooks, health and metrics."""
+    return build_app(Edge(advisor, admission or AdmissionSettings()), "all")
+
+
+def create_apps(edge: Edge) -> tuple[FastAPI, FastAPI]:
+    """The plain port's app and the TLS port's app."""
+    return build_app(edge, "plain"), build_app(edge, "tls")
+
+
+def build_app(edge: Edge, listener: Listener) -> FastAPI:
+    advisor = edge.advisor
+    dry_runs = api.DryRuns(advisor, edge.limits, edge.lane) if listener != "tls" else None
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        if dry_runs is not None:
+            dry_runs.close()
+
     app = FastAPI(
         title="gpu-advisor",
         summary="Topology-aware GPU placement advice for kube-scheduler",
         version="0.1.0",
+        lifespan=lifespan,
     )
     app.state.advisor = advisor
-    if advisor.advise is None:
-        advisor.advise = advise_with_rules
-    app.include_router(scheduler.build_router(advisor))
-    app.include_router(api.build_router(advisor))
-    app.include_router(telemetry.build_router(advisor))
-    # The one place extender code reaches into the webhook package: both live in one process.
-    app.include_router(build_webhook_router(advisor, admission or AdmissionSettings()))
+    if listener != "tls":
+        app.include_router(scheduler.build_router(advisor, edge.lane))
+        app.include_router(api.build_router(advisor, dry_runs))
+        app.include_router(telemetry.build_router(advisor))
+    if listener != "plain":
+        # The one place extender code reaches into the webhook package: both live in one process.
+        app.include_router(build_webhook_router(advisor, edge.admission, edge.limits.admission_body))
+    _health_routes(app, advisor)
+    document_edges(app)
+    assert edge.refused is not None
+    app.add_middleware(BodyGuard, limits=edge.limits, refused=edge.refused, in_flight=edge.in_flight)
+    if edge.auth is not None and listener != "tls":
+        app.add_middleware(V1Auth, check=edge.auth)  # outermost: no body is read before the token is checked
+    return app
 
+
+def _health_routes(app: FastAPI, advisor: Advisor) -> None:
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["health"])
+    @app.get("/readyz", tags=["health"], responses={503: {"description": "the cluster model has not synced"}})
     def readyz(response: Response) -> dict[str, object]:
+        """200 when this replica's answers are right, 503 when they would be wrong (the model never
+        synced, or the API server watch has been silent too long); either way every degradation and
+        its reason (see extender.cluster.health for which are which)."""
         state = advisor.state
-        advisor.metrics.ready.set(1 if state.ready else 0)
+        verdict = readiness(state, advisor.telemetry, advisor.clock())
+        advisor.metrics.ready.set(1 if verdict.ready else 0)
         advisor.metrics.nodes.set(len(state.nodes()))
-        if not state.ready:
+        if not verdict.ready:
             response.status_code = 503
-            return {"ready": False, "reason": f"cluster model from {state.source} has not synced yet"}
-        return {"ready": True, "source": state.source, "nodes": len(state.nodes())}
+        return verdict.body(state.source, len(state.nodes()))
 
     @app.get("/metrics", tags=["health"])
     def metrics() -> Response:
+        verdict = readiness(advisor.state, advisor.telemetry, advisor.clock())
         advisor.metrics.nodes.set(len(advisor.state.nodes()))
-        advisor.metrics.ready.set(1 if advisor.state.ready else 0)
+        advisor.metrics.ready.set(1 if verdict.ready else 0)
         return Response(generate_latest(advisor.registry), media_type=CONTENT_TYPE_LATEST)
-
-    return app

@@ -1,9 +1,9 @@
 """Where `gpu-advisor replay` reads its cluster, pods and arrival orders from (the I/O edge of the replay).
 
-Nodes: an openb node CSV, an advisor snapshot (or any YAML/JSON List of Nodes), or `kube` (one list of
-the live cluster). Pods: an openb pod CSV, or a YAML/JSON file of Pod objects (one per document, a
+Nodes: an openb node CSV, an advisor snapshot (or any YAML/JSON List of Nodes), `kube` (one list of
+the live cluster) or `simulated`. Pods: an openb pod CSV, or a YAML/JSON file of Pod objects (one per document, a
 list, or a List). Orders: a folder holding `<pods stem>.order.txt` and `<pods stem>.nodes.txt`.
-Everything wrong with them is a `ReplayInputError` whose message names the file.
+Everything wrong with them is an `InputError` (exit 2) whose message names the file.
 """
 
 from __future__ import annotations
@@ -28,34 +28,18 @@ def trace_name(pods: Path) -> str:
     return pods.stem.removeprefix(_PUBLISHED_PREFIX)
 
 
-def _live_nodes(kubeconfig: str | None) -> list[dict[str, Any]]:
-    from extender.sources.kube import kube_api, list_cluster
-
-    try:
-        nodes, _ = list_cluster(kube_api(kubeconfig))
-    except Exception as exc:  # the client raises many kinds (config, HTTP, socket); the user needs one line
-        first = str(exc).splitlines()[0] if str(exc) else repr(exc)
-        raise ReplayInputError(f"cannot list the cluster's Nodes: {first}") from None
-    return nodes
-
-
 def load_nodes(source: str, kubeconfig: str | None = None) -> tuple[ClusterNode, ...]:
-    """Nodes in the order node ranks refer to."""
-    if source == "kube":
-        return cluster_nodes(_live_nodes(kubeconfig))
+    """Nodes in the order node ranks refer to: an openb CSV, else what `--cluster` accepts elsewhere."""
     path = Path(source)
     if path.suffix.lower() == ".csv":
         return tuple(ClusterNode(spec, None) for spec in openb.load_nodes(path))
-    from extender.sources.snapshot import SnapshotError, load_snapshot
+    from extender.sources.cluster_choice import one_look
 
-    try:
-        snapshot = load_snapshot(path)
-    except SnapshotError as exc:
-        raise ReplayInputError(str(exc)) from None
+    snapshot = one_look(source, kubeconfig)  # kube: one list of the live cluster; simulated; a snapshot file
     try:
         return cluster_nodes(snapshot.nodes)
     except ReplayInputError as exc:
-        raise ReplayInputError(f"{path}: {exc}") from None
+        raise ReplayInputError(f"{source}: {exc}") from None
 
 
 def _is_pod(item: Any) -> bool:

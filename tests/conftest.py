@@ -5,11 +5,17 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, settings
 
 from extender.http.advisor import Advisor
 from extender.scoring import ScoringPolicy
 from extender.sources.snapshot import simulated_cluster
 from gpu_advisor.app import create_app
+
+# Property tests judge behaviour, not speed: on a loaded 2-core CI machine (and under coverage
+# tracing) generating examples can be slow, which is no defect of the code under test.
+settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ci")
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"

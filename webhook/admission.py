@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from extender.model.pods import PodSpecError, pod_request, pod_template
+from extender.errors import MalformedInput, validation_problems
+from extender.model.pods import ANNOTATION_GPU_MEMORY, PodSpecError, pod_request, pod_template
 from webhook.rules import ClusterView, Finding, evaluate_rules, workload_from
 
 __all__ = [
@@ -31,11 +31,12 @@ __all__ = [
     "AdmissionSettings",
     "BadReview",
     "Mode",
+    "failure_review",
     "parse_review",
+    "readable_uid",
     "review_response",
+    "unreadable_finding",
 ]
-
-log = logging.getLogger(__name__)
 
 ANNOTATION_ADVICE = "gpu-advisor.io/advice"
 Mode = Literal["warn", "enforce", "off"]
@@ -43,7 +44,7 @@ MAX_WARNING = 120
 MAX_WARNINGS_TOTAL = 4096
 
 
-class BadReview(ValueError):
+class BadReview(MalformedInput):
     """The body is not an AdmissionReview v1 request we can answer."""
 
 
@@ -84,8 +85,7 @@ def parse_review(doc: Any) -> AdmissionReview:
     try:
         return AdmissionReview.model_validate(doc)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()[:5])
-        raise BadReview(f"not an admission.k8s.io/v1 AdmissionReview request: {problems}") from None
+        raise BadReview(f"not an admission.k8s.io/v1 AdmissionReview request: {validation_problems(exc)}") from None
 
 
 _ASCII = str.maketrans({"≈": "~", "≤": "<=", "≥": ">=", "×": "x", "→": "->", "…": "...", "↔": "<->", "—": "-"})
@@ -118,7 +118,7 @@ def _patch(
     obj: Mapping[str, Any], findings: list[Finding], settings: AdmissionSettings, is_gpu_pod: bool, creating: bool
 ) -> list[dict[str, Any]]:
     ops: list[dict[str, Any]] = []
-    annotations = (obj.get("metadata") or {}).get("annotations")
+    annotations = _meta(obj).get("annotations")
     advice = ",".join(sorted({f.code for f in findings}))
     current = annotations.get(ANNOTATION_ADVICE) if isinstance(annotations, Mapping) else None
     path = f"/metadata/annotations/{_escape(ANNOTATION_ADVICE)}"
@@ -131,12 +131,65 @@ def _patch(
         ops.append({"op": "remove", "path": path})  # the advice no longer applies
     # Only on CREATE: a Pod's schedulerName is immutable afterwards, and an UPDATE patching it would fail.
     if settings.route_gpu_pods_to and is_gpu_pod and creating and obj.get("kind") == "Pod":
-        chosen = (obj.get("spec") or {}).get("schedulerName")
+        spec = obj.get("spec")
+        chosen = spec.get("schedulerName") if isinstance(spec, Mapping) else None
         # The API server defaults schedulerName before admission: "default-scheduler" means none chosen.
         if chosen in (None, "", "default-scheduler") and chosen != settings.route_gpu_pods_to:
             op = "replace" if chosen is not None else "add"
             ops.append({"op": op, "path": "/spec/schedulerName", "value": settings.route_gpu_pods_to})
     return ops
+
+
+def _meta(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    meta = (obj or {}).get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def unreadable_finding(template: Mapping[str, Any] | None, exc: Exception) -> Finding:
+    """The finding for an object whose GPU request or ``gpu-advisor.io/*`` values cannot be read."""
+    if isinstance(exc, PodSpecError):
+        message = str(exc)
+    else:  # a value the parser did not foresee (a null container, a memory size of 400 digits, ...)
+        annotations = _meta(template).get("annotations")
+        memory = annotations.get(ANNOTATION_GPU_MEMORY) if isinstance(annotations, Mapping) else None
+        shown = repr(str(memory)[:24] + ("..." if len(str(memory)) > 24 else ""))
+        message = (
+            f"annotation {ANNOTATION_GPU_MEMORY}: {shown} is not a usable memory size"
+            if memory is not None
+            else f"the pod spec cannot be read ({type(exc).__name__}: {exc})"
+        )
+    return Finding("invalid-gpu-request", "error", message, "fix the value; see the gpu-advisor README")
+
+
+@dataclass
+class _Judged:
+    findings: list[Finding]
+    is_gpu: bool = False
+
+
+def _judge(req: AdmissionRequest, template: Mapping[str, Any], view: ClusterView) -> _Judged:
+    obj = req.object or {}
+    meta = _meta(obj)
+    name, namespace = str(meta.get("name") or req.name or ""), str(meta.get("namespace") or req.namespace or "")
+    try:
+        request = pod_request(template)
+    except Exception as exc:  # anything the object's own values raise is a finding about the object
+        return _Judged([unreadable_finding(template, exc)])
+    if not request.wants_gpu:
+        return _Judged([])
+    # A failure past this point is gpu-advisor's own: the caller logs, counts and answers it.
+    workload = workload_from(str(obj.get("kind")), name, namespace, template, request)
+    return _Judged(evaluate_rules(workload, view), is_gpu=True)
+
+
+def _template(req: AdmissionRequest) -> tuple[Mapping[str, Any] | None, Finding | None]:
+    obj = req.object
+    if obj is None or req.operation not in ("CREATE", "UPDATE"):
+        return None, None
+    try:
+        return pod_template(obj), None
+    except Exception as exc:  # a spec or template that is not an object
+        return None, unreadable_finding(obj, exc)
 
 
 def review_response(
@@ -145,47 +198,54 @@ def review_response(
     """The AdmissionReview to answer with, and the findings behind it."""
     req = review.request
     response: dict[str, Any] = {"uid": req.uid, "allowed": True}
-    findings: list[Finding] = []
-    obj = req.object
-    template = pod_template(obj) if obj is not None and req.operation in ("CREATE", "UPDATE") else None
-    is_gpu = False
-    if template is not None and mode != "off":
-        meta = (obj or {}).get("metadata") or {}
-        name, namespace = str(meta.get("name") or req.name or ""), str(meta.get("namespace") or req.namespace or "")
-        try:
-            request = pod_request(template)
-        except PodSpecError as exc:
-            findings = [Finding("invalid-gpu-request", "error", str(exc), "fix the value; see the gpu-advisor README")]
-        else:
-            is_gpu = request.wants_gpu
-            if is_gpu:
-                try:
-                    workload = workload_from(str((obj or {}).get("kind")), name, namespace, template, request)
-                    findings = evaluate_rules(workload, view)
-                except Exception:  # advice must never block admission by crashing: allow, and say so
-                    log.exception(
-                        "admission rules failed for %s %s/%s: allowed unjudged", req.kind.kind, namespace, name
-                    )
-                    response["warnings"] = ["gpu-advisor could not evaluate this object (see its logs); allowed"]
+    template, unreadable = _template(req) if mode != "off" else (None, None)
+    judged = _Judged([unreadable] if unreadable else [])
+    if template is not None:
+        judged = _judge(req, template, view)
+    findings = judged.findings
     if mutating:
-        creating = req.operation == "CREATE"
-        ops = _patch(obj or {}, findings, settings, is_gpu, creating) if template is not None and mode != "off" else []
+        ops = _patch(req.object or {}, findings, settings, judged.is_gpu, req.operation == "CREATE") if template else []
         if ops:
             response["patchType"] = "JSONPatch"
             response["patch"] = base64.b64encode(json.dumps(ops).encode()).decode()
     else:
         warnings = warnings_for(findings)
         if warnings:
-            response["warnings"] = response.get("warnings", []) + warnings
+            response["warnings"] = warnings
         errors = [f for f in findings if f.severity == "error"]
         if mode == "enforce" and errors:
-            first = errors[0]
-            more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
             response["allowed"] = False
-            response["status"] = {
-                "code": 403,
-                "reason": "Forbidden",
-                "message": f"gpu-advisor denied {req.kind.kind} {req.name or ''}: {first.code}: {first.message}; "
-                f"fix: {first.advice}{more}",
-            }
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}, findings
+            response["status"] = _denial(req, errors)
+    return _review(response), findings
+
+
+def _denial(req: AdmissionRequest, errors: list[Finding]) -> dict[str, Any]:
+    first = errors[0]
+    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+    return {
+        "code": 403,
+        "reason": "Forbidden",
+        "message": f"gpu-advisor denied {req.kind.kind} {req.name or ''}: {first.code}: {first.message}; "
+        f"fix: {first.advice}{more}",
+    }
+
+
+def _review(response: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
+
+
+def failure_review(uid: str, mode: Mode, why: str = "an internal error (see its logs)") -> dict[str, Any]:
+    """The answer when gpu-advisor cannot judge: under enforce a denial that says so (never a silent
+    admission through the webhook's failurePolicy), otherwise allowed with a warning."""
+    said = f"gpu-advisor could not judge this object: {why}"
+    if mode == "enforce":
+        status = {"code": 403, "reason": "Forbidden", "message": f"{said}; denied because the namespace enforces"}
+        return _review({"uid": uid, "allowed": False, "status": status})
+    return _review({"uid": uid, "allowed": True, "warnings": [_clip(said)]})
+
+
+def readable_uid(doc: Any) -> str | None:
+    """The request's uid when the body is shaped enough to carry one (to echo in any answer)."""
+    request = doc.get("request") if isinstance(doc, Mapping) else None
+    uid = request.get("uid") if isinstance(request, Mapping) else None
+    return uid if isinstance(uid, str) and uid else None

@@ -47,11 +47,28 @@ def _key() -> ec.EllipticCurvePrivateKey:
 
 
 def _write(path: Path, data: bytes, private: bool) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_bytes(data)
-    if private:
-        os.chmod(tmp, 0o600)
-    tmp.replace(path)  # atomic: a reloading server never reads half a file
+    """Atomically, with its final mode from the first byte: a key is never readable by others, not even
+    while written, and a planted file or symlink at the temporary name is refused, never followed."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags, 0o600 if private else 0o644)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)  # atomic: a reloading server never reads half a file
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _private_dir(out: Path) -> None:
+    """``out`` made 0700 (created so, or tightened when it is ours): it holds private keys."""
+    out.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = out.lstat()
+    if info.st_uid == os.getuid() and info.st_mode & 0o077:
+        os.chmod(out, 0o700)
 
 
 def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
@@ -65,48 +82,69 @@ def create_certs(
 ) -> CertFiles:
     """Write ca.crt, ca.key, tls.crt, tls.key into ``out``; with ``reuse_ca`` only the serving pair is new."""
     now = now or dt.datetime.now(dt.UTC)
-    out.mkdir(parents=True, exist_ok=True)
+    _private_dir(out)
     files = CertFiles(out / "ca.crt", out / "ca.key", out / "tls.crt", out / "tls.key")
     if reuse_ca and files.ca_cert.exists() and files.ca_key.exists():
-        ca_cert = x509.load_pem_x509_certificate(files.ca_cert.read_bytes())
-        loaded = serialization.load_pem_private_key(files.ca_key.read_bytes(), password=None)
-        if not isinstance(loaded, ec.EllipticCurvePrivateKey):
-            raise ValueError(f"{files.ca_key} is not an EC private key")
-        ca_key = loaded
+        ca_cert, ca_key = _load_ca(files)
     else:
-        ca_key = _key()
-        ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"gpu-advisor CA ({namespace})")])
-        ca_cert = (
-            x509.CertificateBuilder()
-            .subject_name(ca_name)
-            .issuer_name(ca_name)
-            .public_key(ca_key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=5))
-            .not_valid_after(now + dt.timedelta(days=CA_DAYS))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-            .add_extension(
-                x509.KeyUsage(
-                    digital_signature=True,
-                    key_cert_sign=True,
-                    crl_sign=True,
-                    content_commitment=False,
-                    key_encipherment=False,
-                    data_encipherment=False,
-                    key_agreement=False,
-                    encipher_only=False,
-                    decipher_only=False,
-                ),
-                critical=True,
-            )
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-            .sign(ca_key, hashes.SHA256())
-        )
+        ca_cert, ca_key = _new_ca(namespace, now)
         _write(files.ca_key, _pem_key(ca_key), private=True)
         _write(files.ca_cert, ca_cert.public_bytes(serialization.Encoding.PEM), private=False)
     key = _key()
-    names = service_dns_names(service, namespace)
-    cert = (
+    cert = _serving_cert(service_dns_names(service, namespace), key, ca_cert, ca_key, now)
+    # Key first, then certificate: a reload that sees the new cert always finds its key.
+    _write(files.key, _pem_key(key), private=True)
+    _write(files.cert, cert.public_bytes(serialization.Encoding.PEM), private=False)
+    return files
+
+
+def _load_ca(files: CertFiles) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    ca_cert = x509.load_pem_x509_certificate(files.ca_cert.read_bytes())
+    loaded = serialization.load_pem_private_key(files.ca_key.read_bytes(), password=None)
+    if not isinstance(loaded, ec.EllipticCurvePrivateKey):
+        raise ValueError(f"{files.ca_key} is not an EC private key")
+    return ca_cert, loaded
+
+
+def _new_ca(namespace: str, now: dt.datetime) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    ca_key = _key()
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"gpu-advisor CA ({namespace})")])
+    usage = x509.KeyUsage(
+        digital_signature=True,
+        key_cert_sign=True,
+        crl_sign=True,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        encipher_only=False,
+        decipher_only=False,
+    )
+    ca_cert = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=CA_DAYS))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(usage, critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    return ca_cert, ca_key
+
+
+def _serving_cert(
+    names: list[str],
+    key: ec.EllipticCurvePrivateKey,
+    ca_cert: x509.Certificate,
+    ca_key: ec.EllipticCurvePrivateKey,
+    now: dt.datetime,
+) -> x509.Certificate:
+    """Valid for the Service's DNS names, never past the CA's own expiry."""
+    return (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[2])]))
         .issuer_name(ca_cert.subject)
@@ -120,10 +158,6 @@ def create_certs(
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()), critical=False)  # type: ignore[arg-type]
         .sign(ca_key, hashes.SHA256())
     )
-    # Key first, then certificate: a reload that sees the new cert always finds its key.
-    _write(files.key, _pem_key(key), private=True)
-    _write(files.cert, cert.public_bytes(serialization.Encoding.PEM), private=False)
-    return files
 
 
 def ca_bundle(ca_cert: Path) -> str:
@@ -166,20 +200,32 @@ def inject_ca_bundle(api: Any, name: str, bundle: str) -> list[str]:
 
 
 class CertReloader:
-    """An SSLContext whose certificate follows the files: renewed files are loaded into the live context
-    (new connections use them), checked every ``interval_s``."""
+    """The listener's SSLContext, whose certificate follows the files: each handshake is handed the
+    last *good* pair (through the SNI callback, called for every ClientHello). A renewed pair is loaded
+    into a scratch context first and swapped in only when it loads; a bad one (a key that does not
+    match, half-written files) leaves the previous pair serving. Checked every ``interval_s``."""
 
     def __init__(self, cert: Path, key: Path, interval_s: float = 30.0) -> None:
         self.cert, self.key, self.interval_s = cert, key, interval_s
-        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        self.context.minimum_version = ssl.TLSVersion.TLSv1_2
         self._stamp: tuple[float, float] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.reload()
+        self._current = self._load()  # raises on a bad first pair: the server does not start
+        self._stamp = self._mtimes()
+        self.context = self._load()
+        self.context.sni_callback = self._hand_over
 
     def _mtimes(self) -> tuple[float, float]:
         return self.cert.stat().st_mtime, self.key.stat().st_mtime
+
+    def _load(self) -> ssl.SSLContext:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.load_cert_chain(self.cert, self.key)
+        return context
+
+    def _hand_over(self, connection: ssl.SSLObject | ssl.SSLSocket, _name: str | None, _ctx: ssl.SSLContext) -> None:
+        connection.context = self._current
 
     def reload(self) -> bool:
         """Load the files if they changed; True when it did. A bad pair keeps the old one, logged."""
@@ -187,13 +233,11 @@ class CertReloader:
         if stamp == self._stamp:
             return False
         try:
-            self.context.load_cert_chain(self.cert, self.key)
+            fresh = self._load()
         except (ssl.SSLError, OSError) as exc:
-            if self._stamp is None:
-                raise
             log.warning("renewed certificate %s not loaded (%s); still serving the previous one", self.cert, exc)
             return False
-        self._stamp = stamp
+        self._current, self._stamp = fresh, stamp
         log.info("serving certificate loaded from %s", self.cert)
         return True
 

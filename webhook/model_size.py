@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from extender.model.pods import MODEL_NAME_ENV
+
 __all__ = ["HEADROOM", "ModelGuess", "guess_model", "mig_profiles_for"]
 
 HEADROOM = 1.2
@@ -55,7 +57,6 @@ _NAME_QUANT = (
 )
 _MODEL_FLAGS = ("--model", "--model-path", "--model-id", "--model-name-or-path")
 _TP_FLAGS = ("--tensor-parallel-size", "-tp", "--tp", "--tp-size", "--num-shard")
-_MODEL_ENV = ("MODEL_ID", "MODEL", "MODEL_NAME", "MODEL_PATH", "HF_MODEL_ID")
 
 # Standard MIG profiles by the GPU's memory (GB): what a small model could ask for instead.
 _MIG_BY_MEMORY = {
@@ -135,7 +136,7 @@ def guess_model(containers: Iterable[Mapping[str, Any]]) -> ModelGuess | None:
             after = words[words.index("serve") + 1 :]
             model = next((w for w in after if not w.startswith("-")), None)
         if model is None:
-            model = next((env[k] for k in _MODEL_ENV if env.get(k)), None)
+            model = next((env[k] for k in MODEL_NAME_ENV if env.get(k)), None)
         if not model:
             continue
         params = _params_b(model)

@@ -24,6 +24,7 @@ from extender.model.gpu_use import UNKNOWN_HOLDER, gpu_use
 from extender.model.pods import PodRequest, pod_request
 from extender.model.readings import GpuReading, TelemetryBoard
 from extender.scoring import ScoringPolicy, judge_all
+from extender.scoring.verdict import Verdict
 
 __all__ = ["Diagnosis", "Step", "diagnose", "sm_pattern"]
 
@@ -104,68 +105,92 @@ def diagnose(
     policy: ScoringPolicy,
     now: float,
 ) -> Diagnosis:
+    """Allocation → memory → placement → application: the first step that blocks is the answer."""
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     key = f"{meta.get('namespace', 'default')}/{meta.get('name', '')}"
     request = pod_request(pod)
     phase = str((pod.get("status") or {}).get("phase") or ("Running" if spec.get("nodeName") else "Pending"))
-    steps: list[Step] = []
     if not request.wants_gpu:
         return Diagnosis(key, "no GPU", phase, (Step("allocation", True, "the pod asks for no GPU"),))
-
     running_on = spec.get("nodeName")
     if running_on:
-        names: tuple[StepName, ...] = ("allocation", "memory", "placement")
-        for name in names:
-            steps.append(Step(name, False, f"placed: the pod is bound to {running_on}"))
-        steps.append(_application(key, telemetry, running_on))
-        return Diagnosis(key, request.describe(), phase, tuple(steps))
+        placed = [Step(name, False, f"placed: the pod is bound to {running_on}") for name in _BEFORE_APPLICATION]
+        return Diagnosis(key, request.describe(), phase, (*placed, _application(key, telemetry, running_on)))
+    steps: list[Step] = []
+    roomy = _allocation(request, nodes, telemetry, steps)
+    if roomy:
+        verdicts = {v.node: v for v in judge_all(request, [n.name for n in roomy], nodes, telemetry, policy, now)}
+        memory_ok = _memory(roomy, verdicts, telemetry, steps)
+        if memory_ok and _placement(memory_ok, verdicts, spec, steps):
+            steps.append(Step("application", True, _NOTHING_GPU_RELATED))
+    return Diagnosis(key, request.describe(), phase, tuple(steps))
 
+
+_BEFORE_APPLICATION: tuple[StepName, ...] = ("allocation", "memory", "placement")
+_NOTHING_GPU_RELATED = (
+    "nothing GPU-related keeps it pending: read kube-scheduler's events "
+    "(CPU, memory, quota, other constraints) with kubectl describe pod"
+)
+
+
+def _allocation(
+    request: PodRequest, nodes: Mapping[str, NodeState], telemetry: TelemetryBoard | None, steps: list[Step]
+) -> list[NodeState]:
+    """Step 1: the nodes with the pod's GPUs free by allocation counts (none: the step blocks)."""
     gpu_nodes = [n for n in nodes.values() if n.gpu_total or n.mig_profiles()]
     free_list = tuple(f"{n.name}: {_free_text(n, request)} free" for n in sorted(gpu_nodes, key=lambda n: n.name))
     roomy = [n for n in gpu_nodes if _has_room(n, request)]
-    if not roomy:
-        idle = _idle_allocated(gpu_nodes, telemetry)
-        note = f"; {len(idle)} allocated GPUs sit idle (SM ≤ 10%), see evidence" if idle else ""
-        steps.append(
-            Step(
-                "allocation",
-                True,
-                f"no node has {request.describe()} free: all allocated{note}",
-                free_list + tuple(idle),
-            )
-        )
-        return Diagnosis(key, request.describe(), phase, tuple(steps))
-    steps.append(Step("allocation", False, f"{len(roomy)} node(s) have {request.describe()} free", free_list))
+    if roomy:
+        steps.append(Step("allocation", False, f"{len(roomy)} node(s) have {request.describe()} free", free_list))
+        return roomy
+    idle = _idle_allocated(gpu_nodes, telemetry)
+    note = f"; {len(idle)} allocated GPUs sit idle (SM ≤ 10%), see evidence" if idle else ""
+    message = f"no node has {request.describe()} free: all allocated{note}"
+    steps.append(Step("allocation", True, message, free_list + tuple(idle)))
+    return []
 
-    # What each roomy node would hand out, and whether that memory is really free.
-    verdicts = {v.node: v for v in judge_all(request, [n.name for n in roomy], nodes, telemetry, policy, now)}
+
+def _memory(
+    roomy: list[NodeState], verdicts: Mapping[str, Verdict], telemetry: TelemetryBoard | None, steps: list[Step]
+) -> list[NodeState]:
+    """Step 2: of those, the nodes whose GPUs-to-be are not already full of someone's memory."""
     memory_ok: list[NodeState] = []
     taken: list[str] = []
     for node in roomy:
         verdict = verdicts[node.name]
         gpus = verdict.gpus if verdict.gpus is not None else (node.free_gpus or ())
-        full = []
-        for g in gpus:
-            reading = telemetry.reading(node.name, node.topology.gpu(g)) if telemetry and node.topology else None
-            if reading is None:
-                continue
-            share = _memory_share(reading, node.gpu_memory_mib)
-            if share is not None and share >= FULL_MEMORY:
-                use = gpu_use(g, reading, None)
-                full.append(
-                    f"{node.name} GPU {g}: free by allocation yet {share:.0%} of its memory is in use: {use.state} "
-                    f"(SM {reading.sm_util or 0:.0f}%) by {use.holder or UNKNOWN_HOLDER}"
-                )
-        if full:
-            taken.extend(full)
-        else:
+        full = _full_gpus(node, gpus, telemetry)
+        taken.extend(full)
+        if not full:
             memory_ok.append(node)
     if not memory_ok:
         steps.append(Step("memory", True, "the free GPUs' memory is already taken (see who holds it)", tuple(taken)))
-        return Diagnosis(key, request.describe(), phase, tuple(steps))
-    steps.append(Step("memory", False, f"{len(memory_ok)} node(s) have free GPUs with free memory", tuple(taken)))
+    else:
+        steps.append(Step("memory", False, f"{len(memory_ok)} node(s) have free GPUs with free memory", tuple(taken)))
+    return memory_ok
 
+
+def _full_gpus(node: NodeState, gpus: tuple[int, ...], telemetry: TelemetryBoard | None) -> list[str]:
+    full = []
+    for g in gpus:
+        reading = telemetry.reading(node.name, node.topology.gpu(g)) if telemetry and node.topology else None
+        if reading is None:
+            continue
+        share = _memory_share(reading, node.gpu_memory_mib)
+        if share is not None and share >= FULL_MEMORY:
+            use = gpu_use(g, reading, None)
+            full.append(
+                f"{node.name} GPU {g}: free by allocation yet {share:.0%} of its memory is in use: {use.state} "
+                f"(SM {reading.sm_util or 0:.0f}%) by {use.holder or UNKNOWN_HOLDER}"
+            )
+    return full
+
+
+def _placement(
+    memory_ok: list[NodeState], verdicts: Mapping[str, Verdict], spec: Mapping[str, Any], steps: list[Step]
+) -> bool:
+    """Step 3: whether any of those nodes admits the pod (selectors, taints, the advisor's filter)."""
     excluded: list[str] = []
     fitting: list[str] = []
     for node in sorted(memory_ok, key=lambda n: n.name):
@@ -178,17 +203,9 @@ def diagnose(
             excluded.append(f"{node.name}: {why}")
     if not fitting:
         steps.append(Step("placement", True, f"every node with room is excluded ({len(excluded)})", tuple(excluded)))
-        return Diagnosis(key, request.describe(), phase, tuple(steps))
+        return False
     steps.append(Step("placement", False, f"it fits on {', '.join(fitting)}", tuple(excluded)))
-    steps.append(
-        Step(
-            "application",
-            True,
-            "nothing GPU-related keeps it pending: read kube-scheduler's events "
-            "(CPU, memory, quota, other constraints) with kubectl describe pod",
-        )
-    )
-    return Diagnosis(key, request.describe(), phase, tuple(steps))
+    return True
 
 
 def _idle_allocated(nodes: list[NodeState], telemetry: TelemetryBoard | None) -> list[str]:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from extender.cluster.selectors import node_admits
 from extender.cluster.state import NodeState
+from extender.errors import InputError
 from extender.model.pods import PodRequest, PodSpecError, pod_request, pod_template
 from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy, VerdictMemo, judge_all
@@ -26,7 +27,7 @@ __all__ = ["Advise", "DryRunAnswer", "DryRunError", "dry_run"]
 Advise = Callable[[str, str, str, Mapping[str, Any], PodRequest, Iterable[NodeState]], list[dict[str, str]]]
 
 
-class DryRunError(ValueError):
+class DryRunError(InputError):
     """The manifest cannot be judged; the message says why."""
 
 
@@ -78,15 +79,8 @@ def dry_run(
     memo: VerdictMemo | None = None,
     advise: Advise | None = None,
 ) -> DryRunAnswer:
-    if not isinstance(manifest, Mapping) or not manifest.get("kind"):
-        raise DryRunError(
-            "the manifest needs a 'kind' (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob)"
-        )
-    template = pod_template(manifest)
-    if template is None:
-        raise DryRunError(f"kind {manifest.get('kind')!r} has no pod template to judge")
-    meta = manifest.get("metadata") or {}
-    kind, name, namespace = str(manifest["kind"]), str(meta.get("name", "")), str(meta.get("namespace", "default"))
+    """Where the manifest's pods would go, and why every other node would not take them."""
+    kind, name, namespace, template = _workload(manifest)
     try:
         request = pod_request(template)
     except PodSpecError as exc:
@@ -105,8 +99,41 @@ def dry_run(
             filtered=[],
             findings=findings,
         )
+    ranked, filtered = _judged(request, template.get("spec") or {}, nodes, telemetry, policy, now, memo)
+    return DryRunAnswer(
+        pod=label,
+        request=request.describe(),
+        schedulable=bool(ranked),
+        verdict=_summary(ranked, filtered),
+        ranked=ranked,
+        filtered=filtered,
+        findings=findings,
+    )
 
-    spec = template.get("spec") or {}
+
+def _workload(manifest: Mapping[str, Any]) -> tuple[str, str, str, Mapping[str, Any]]:
+    """(kind, name, namespace, pod template) of a Pod or workload manifest."""
+    if not isinstance(manifest, Mapping) or not manifest.get("kind"):
+        raise DryRunError(
+            "the manifest needs a 'kind' (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob)"
+        )
+    template = pod_template(manifest)
+    if template is None:
+        raise DryRunError(f"kind {manifest.get('kind')!r} has no pod template to judge")
+    meta = manifest.get("metadata") or {}
+    return str(manifest["kind"]), str(meta.get("name", "")), str(meta.get("namespace", "default")), template
+
+
+def _judged(
+    request: PodRequest,
+    spec: Mapping[str, Any],
+    nodes: Mapping[str, NodeState],
+    telemetry: TelemetryBoard | None,
+    policy: ScoringPolicy,
+    now: float,
+    memo: VerdictMemo | None,
+) -> tuple[list[RankedNode], list[FilteredNode]]:
+    """Eligibility (selectors, taints) first, then the advisor's filter and score, best first."""
     filtered: list[FilteredNode] = []
     eligible: list[str] = []
     for node_name in sorted(nodes):
@@ -123,23 +150,13 @@ def dry_run(
         else:
             filtered.append(FilteredNode(node=v.node, stage="gpu", reason=v.reason, unresolvable=v.unresolvable))
     ranked.sort(key=lambda r: (-r.score, r.node))
+    return ranked, filtered
+
+
+def _summary(ranked: list[RankedNode], filtered: list[FilteredNode]) -> str:
     if ranked:
         best = ranked[0]
-        verdict = (
-            f"schedulable on {len(ranked)} node{'s' if len(ranked) != 1 else ''}; best: {best.node} with "
-            + _best_label(best.reason)
-        )
-    else:
-        reasons = sorted({f.reason for f in filtered if f.stage == "gpu"} or {f.reason for f in filtered})
-        verdict = (
-            "unschedulable: " + ("; ".join(reasons[:3]) if reasons else "no nodes") + (" …" if len(reasons) > 3 else "")
-        )
-    return DryRunAnswer(
-        pod=label,
-        request=request.describe(),
-        schedulable=bool(ranked),
-        verdict=verdict,
-        ranked=ranked,
-        filtered=filtered,
-        findings=findings,
-    )
+        count = f"{len(ranked)} node{'s' if len(ranked) != 1 else ''}"
+        return f"schedulable on {count}; best: {best.node} with " + _best_label(best.reason)
+    reasons = sorted({f.reason for f in filtered if f.stage == "gpu"} or {f.reason for f in filtered})
+    return "unschedulable: " + ("; ".join(reasons[:3]) if reasons else "no nodes") + (" …" if len(reasons) > 3 else "")

@@ -69,6 +69,7 @@ class BoundPod:
     request: PodRequest
     bound_at: float | None
     priority: int = 0
+    holds_all: bool = False  # its GPU counts could not be read: taken to hold every GPU of its node
 
     @property
     def key(self) -> str:

@@ -17,13 +17,17 @@ GPU pods bound after ``at`` are assumed to hold the set NVIDIA's best-effort pol
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from extender.cluster.bound_pods import read_bound_pod
+from extender.cluster.health import SourceHealth
 from extender.cluster.node import LABEL_REPLICAS, BoundPod, FreeReport, NodeState, format_time, parse_time
-from extender.model.pods import PodSpecError, pod_request
+from extender.model.pods import GPU_RESOURCE, MIG_PREFIX, PodRequest
+from extender.model.quantity import QuantityError, count_quantity
 from extender.model.topology import GpuTopology, TopologyError
 from extender.placement import PlacementImpossible, Placer
 
@@ -53,35 +57,16 @@ def _resources(section: Any) -> dict[str, int]:
         for name, value in section.items():
             if isinstance(name, str) and name.startswith("nvidia.com/"):
                 try:
-                    out[name] = int(str(value))
-                except ValueError:
-                    continue
+                    out[name] = count_quantity(value)
+                except QuantityError:
+                    continue  # counted as invalid by the source (extender.cluster.containment)
     return out
 
 
 def bound_pod(pod: Mapping[str, Any]) -> tuple[str, BoundPod] | None:
-    """(node name, pod) for a pod that holds GPUs on a node now; None for any other pod."""
-    spec = pod.get("spec") or {}
-    status = pod.get("status") or {}
-    node = spec.get("nodeName")
-    if not node or status.get("phase") in ("Succeeded", "Failed"):
-        return None
-    meta = pod.get("metadata") or {}
-    try:
-        request = pod_request(pod)
-    except PodSpecError:
-        return None  # the API server accepted it, so its GPU request is whatever the kubelet made of it
-    if not request.wants_gpu:
-        return None
-    bound_at = None
-    for cond in status.get("conditions") or []:
-        if cond.get("type") == "PodScheduled" and cond.get("status") == "True":
-            bound_at = parse_time(cond.get("lastTransitionTime"))
-    bound_at = bound_at or parse_time(status.get("startTime")) or parse_time(meta.get("creationTimestamp"))
-    priority = spec.get("priority") or 0
-    return str(node), BoundPod(
-        str(meta.get("namespace", "default")), str(meta.get("name", "")), request, bound_at, int(priority)
-    )
+    """(node name, pod) for a pod that holds GPUs on a node now; None for any other pod
+    (:func:`read_bound_pod` also says what could not be read of it)."""
+    return read_bound_pod(pod).found
 
 
 class MachineTypes:
@@ -91,16 +76,21 @@ class MachineTypes:
 
     def __init__(self) -> None:
         self.placer = Placer()
-        self._topologies: dict[str, GpuTopology] = {}
+        self._topologies: dict[str, GpuTopology | TopologyError] = {}
 
     def topology(self, text: str) -> GpuTopology:
         """The topology of an annotation (:class:`TopologyError` when unreadable)."""
         topo = self._topologies.get(text)
         if topo is None:
-            topo = GpuTopology.from_json(text)
+            try:
+                topo = GpuTopology.from_json(text)
+            except TopologyError as exc:
+                topo = exc  # remembered too: a node's every pod change must not parse a bad one again
             if len(self._topologies) > 4096:
                 self._topologies.clear()
             self._topologies[text] = topo
+        if isinstance(topo, TopologyError):
+            raise TopologyError(str(topo))
         return topo
 
 
@@ -120,7 +110,7 @@ def node_state(
     allocatable = _resources(status.get("allocatable"))
     capacity = _resources(status.get("capacity")) or dict(allocatable)
     topology, problem, report = _annotations(name, meta.get("annotations") or {}, machines)
-    pod_list = tuple(sorted(pods, key=lambda p: (p.bound_at or 0.0, p.key)))
+    pod_list = tuple(sorted((_held(p, allocatable) for p in pods), key=lambda p: (p.bound_at or 0.0, p.key)))
     free, assumed = _derive_free(topology, report, pod_list, labels, machines.placer)
     holders = {g: pod for pod, gpus in assumed for g in gpus}
     spec = node.get("spec") or {}
@@ -146,6 +136,19 @@ def node_state(
     )
 
 
+def _held(pod: BoundPod, allocatable: Mapping[str, int]) -> BoundPod:
+    """A pod whose counts could not be read holds every GPU resource of its node."""
+    if not pod.holds_all:
+        return pod
+    everything = {k: v for k, v in allocatable.items() if v}
+    request = PodRequest(
+        gpus=everything.pop(GPU_RESOURCE, 0),
+        mig=tuple(sorted((k.removeprefix(MIG_PREFIX), v) for k, v in everything.items() if k.startswith(MIG_PREFIX))),
+        other=tuple(sorted((k, v) for k, v in everything.items() if not k.startswith(MIG_PREFIX))),
+    )
+    return dataclasses.replace(pod, request=request)
+
+
 def _annotations(
     name: str, annotations: Mapping[str, Any], machines: MachineTypes
 ) -> tuple[GpuTopology | None, str | None, FreeReport | None]:
@@ -155,14 +158,15 @@ def _annotations(
         try:
             topology = machines.topology(str(annotations[ANNOTATION_TOPOLOGY]))
         except TopologyError as exc:
+            # Reported once by the source that counts invalid objects; a rebuild must not log it again.
             problem = f"topology annotation unreadable: {exc}"
-            log.warning("node %s: %s", name, problem)
+            log.debug("node %s: %s", name, problem)
     report = None
     if ANNOTATION_FREE_GPUS in annotations:
         try:
             report = FreeReport.from_json(str(annotations[ANNOTATION_FREE_GPUS]))
         except ValueError as exc:
-            log.warning("node %s: %s; replaying bound pods instead", name, exc)
+            log.debug("node %s: %s; replaying bound pods instead", name, exc)
     return topology, problem, report
 
 
@@ -215,6 +219,8 @@ class ClusterState:
         self._ready = threading.Event()
         self.synced_at: float | None = None
         self._listeners: list[Callable[[Iterable[str] | None], None]] = []
+        # How a live source that keeps this model fares (what /readyz reports); None: a fixed model.
+        self.source_health: SourceHealth | None = None
 
     def subscribe(self, listener: Callable[[Iterable[str] | None], None]) -> None:
         """``listener(names)`` after nodes change; ``listener(None)`` after everything was replaced."""

@@ -87,6 +87,14 @@ class Advisor:
             cached = self._sent_nodes[key] = node_state(sent, machines=self.state.machines)
         return cached
 
+    def verdicts_version(self, request: PodRequest) -> float | None:
+        """A token that stays the same while this pod shape's remembered verdicts do (None: none
+        remembered): a reply made from them may be reused while it holds."""
+        if not request.wants_gpu:
+            return None
+        memo = self._verdict_memo()
+        return memo.version(memo.shape(request, self.policy, self.telemetry), self.clock())
+
     def judge(self, request: PodRequest, names: list[str], sent: dict[str, dict[str, Any]]) -> list[Verdict]:
         if sent:
             # nocache: nodes we have not synced are judged from the objects sent; no shared memo, as

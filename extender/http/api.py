@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -9,13 +11,19 @@ from pydantic import BaseModel, Field
 
 from extender.advice.dryrun import DryRunAnswer, DryRunError, dry_run
 from extender.cluster.state import NodeState
+from extender.errors import GpuAdvisorError
 from extender.http.advisor import Advisor
-from extender.http.requests import BadRequest, problem, read_body, read_manifest
+from extender.http.dryrun_job import DryRunSetup, has_snapshot, parse_dry_run_body, run_dry_run_job
+from extender.http.limits import Limits
+from extender.http.offloop import Lane
+from extender.http.requests import problem, problem_for, read_body
+from extender.http.sandbox import Sandbox
 from extender.http.telemetry import GpuLive, gpus_live
 from extender.model.readings import TelemetryBoard
-from extender.scoring import VerdictMemo
 
-__all__ = ["NodeDetail", "NodeSummary", "build_router"]
+__all__ = ["DryRuns", "NodeDetail", "NodeSummary", "build_router"]
+
+log = logging.getLogger(__name__)
 
 
 class NodeSummary(BaseModel):
@@ -61,56 +69,105 @@ def _summary(node: NodeState, telemetry: TelemetryBoard | None, now: float) -> d
 
 _DRY_RUN_BODY = {
     "description": "A Pod or workload manifest, or {manifest, snapshot} to judge against a snapshot instead of "
-    "the live state. JSON or YAML.",
+    "the live state. JSON or YAML; YAML aliases count toward the value limit once expanded.",
     "required": True,
     "content": {
-        "application/json": {"schema": {"type": "object"}},
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "kind": {"type": "string"},
+                    "manifest": {"type": "object", "description": "with snapshot: the manifest to judge"},
+                    "snapshot": {"type": "object", "description": "nodes (and pods), or a Kubernetes List"},
+                },
+            }
+        },
         "application/yaml": {"schema": {"type": "object"}},
     },
 }
+_DRY_RUN_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"description": "unreadable body: not JSON or YAML (names the line), nested too deeply, empty"},
+    401: {"description": "no valid bearer token (when /v1 requires one)"},
+    403: {"description": "the token's user may not use /v1"},
+    408: {"description": "the body did not arrive within the body timeout"},
+    413: {"description": "the body, its expanded values or its memory need are over a limit (named)"},
+    422: {"description": "not judgeable: no pod template, a snapshot over a cap, or over the time budget"},
+    503: {"description": "too many dry-runs or request bodies at once; retry"},
+}
+INLINE_PARSE_BYTES = 256 * 1024  # smaller bodies are read in the server; larger ones in the sandbox
 
 
-def build_router(advisor: Advisor) -> APIRouter:
+class DryRuns:
+    """Dry-runs: a body's snapshot is built and judged in the sandbox (time and memory budget); a bare
+    manifest is judged against the live model, off the event loop."""
+
+    def __init__(self, advisor: Advisor, limits: Limits, lane: Lane) -> None:
+        self.advisor, self.limits, self.lane = advisor, limits, lane
+        self._sandbox: Sandbox | None = None
+
+    @property
+    def sandbox(self) -> Sandbox:
+        if self._sandbox is None:  # made on first use: the app has wired ``advise`` in by then
+            setup = DryRunSetup(self.limits, self.advisor.policy, self.advisor.advise)
+            limits = self.limits
+            self._sandbox = Sandbox(run_dry_run_job, setup, limits.dry_run_seconds, limits.dry_run_memory)
+        return self._sandbox
+
+    async def answer(self, body: bytes) -> str:
+        now = self.advisor.clock()
+        if len(body) <= INLINE_PARSE_BYTES:
+            doc = await asyncio.to_thread(parse_dry_run_body, body, self.limits)
+            kind, value = await self.sandbox.run(None, doc, now) if has_snapshot(doc) else ("manifest", doc)
+        else:
+            kind, value = await self.sandbox.run(body, None, now)
+        if kind == "answer":
+            return str(value)
+        return await self.lane.run(lambda: self._live(value, now).model_dump_json())
+
+    def _live(self, manifest: Any, now: float) -> DryRunAnswer:
+        advisor = self.advisor
+        nodes, memo = advisor.state.nodes_by_name(), advisor._verdict_memo()
+        try:
+            return dry_run(manifest, nodes, advisor.telemetry, advisor.policy, now, memo, advisor.advise)
+        except GpuAdvisorError:
+            raise
+        except Exception as exc:  # a manifest shaped in a way the model did not foresee: the input's fault
+            log.warning("dry-run could not judge a manifest: %s: %s", type(exc).__name__, exc)
+            raise DryRunError(f"cannot judge this manifest ({type(exc).__name__}: {exc})") from None
+
+    def close(self) -> None:
+        if self._sandbox is not None:
+            self._sandbox.close()
+
+
+def build_router(advisor: Advisor, dry_runs: DryRuns | None = None) -> APIRouter:
     router = APIRouter(prefix="/v1")
+    dry_runs = dry_runs or DryRuns(advisor, Limits(), Lane())
 
     @router.post(
         "/dry-run",
         tags=["dry-run"],
         response_model=DryRunAnswer,
         openapi_extra={"requestBody": _DRY_RUN_BODY},
-        responses={400: {"description": "unreadable body (names the line)"}, 422: {"description": "not judgeable"}},
+        responses=_DRY_RUN_ERRORS,
     )
     async def dry_run_route(request: Request) -> Response:
-        from extender.sources.snapshot import SnapshotError, parse_snapshot
-
         try:
-            doc = read_manifest(await read_body(request, advisor.max_body_bytes))
-        except BadRequest as exc:
-            return problem(exc.status, exc.message)
-        manifest, nodes, telemetry = doc, advisor.state.nodes_by_name(), advisor.telemetry
-        memo: VerdictMemo | None = advisor._verdict_memo()
-        if isinstance(doc, dict) and "manifest" in doc:
-            manifest = doc["manifest"]
-            if doc.get("snapshot") is not None:
-                try:
-                    snap = parse_snapshot(doc["snapshot"])
-                except SnapshotError as exc:
-                    return problem(422, f"snapshot: {exc}")
-                nodes = snap.cluster("dry-run").nodes_by_name()
-                telemetry, memo = snap.telemetry(advisor.policy.telemetry_max_age_s), None
-        try:
-            answer = dry_run(manifest, nodes, telemetry, advisor.policy, advisor.clock(), memo, advisor.advise)
-        except DryRunError as exc:
-            return problem(422, str(exc))
-        return Response(answer.model_dump_json(), media_type="application/json")
+            answer = await dry_runs.answer(await read_body(request, dry_runs.limits.dry_run_body))
+        except GpuAdvisorError as exc:
+            return problem_for(exc)
+        return Response(answer, media_type="application/json")
 
-    @router.get("/nodes", tags=["inventory"], response_model=list[NodeSummary])
+    @router.get("/nodes", tags=["inventory"], response_model=list[NodeSummary], responses=_AUTH_ERRORS)
     def list_nodes() -> list[dict[str, Any]]:
         now = advisor.clock()
         return [_summary(n, advisor.telemetry, now) for n in sorted(advisor.state.nodes(), key=lambda n: n.name)]
 
     @router.get(
-        "/nodes/{name}", tags=["inventory"], response_model=NodeDetail, responses={404: {"description": "no such node"}}
+        "/nodes/{name}",
+        tags=["inventory"],
+        response_model=NodeDetail,
+        responses={404: {"description": "no such node"}, **_AUTH_ERRORS},
     )
     def get_node(name: str) -> Any:
         node = advisor.state.node(name)
@@ -122,3 +179,6 @@ def build_router(advisor: Advisor) -> APIRouter:
         return detail
 
     return router
+
+
+_AUTH_ERRORS: dict[int | str, dict[str, Any]] = {k: v for k, v in _DRY_RUN_ERRORS.items() if k in (401, 403)}

@@ -5,6 +5,10 @@ name, ``"name":"reason"``, ``{"Host":…,"Score":…}``) are made once and reuse
 hands back that same verdict. They are kept per pod request (content), in two forms: the last reply's
 fragments position by position (kube-scheduler asks about the same candidates again and again, so
 checking which verdicts changed is one pass in C), and by node name for a new list of candidates.
+
+Whole replies are kept too (:class:`WholeReplies`): while a pod shape's remembered verdicts keep one
+version and the candidates are the same list, the reply is the very bytes of last time, and a call
+costs parsing its body and comparing its names.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from operator import is_not
 from extender.model.pods import PodRequest
 from extender.scoring import Verdict
 
-__all__ = ["FilterParts", "ReplyFragments"]
+__all__ = ["FilterParts", "ReplyFragments", "WholeReplies"]
 
 FilterParts = tuple[list[str], list[str], list[str]]  # passed names, failed entries, unresolvable entries
 
@@ -106,3 +110,35 @@ class ReplyFragments:
                 f = known[v.node] = _encode(v)
             last.put(i, f)
         return last
+
+
+@dataclass(frozen=True)
+class _Whole:
+    names: list[str]
+    version: float
+    reply: bytes
+    counts: tuple[int, ...]  # what the reply says, for the metrics (filter: passed, failed, unresolvable)
+
+
+class WholeReplies:
+    """The last encoded reply per (verb, pod request), with the candidates and verdicts version it
+    answered."""
+
+    def __init__(self, max_requests: int = 128) -> None:
+        self._last: dict[tuple[str, PodRequest], _Whole] = {}
+        self._max_requests = max_requests
+
+    def reuse(self, verb: str, request: PodRequest, names: list[str], version: float | None) -> _Whole | None:
+        last = self._last.get((verb, request))
+        if last is None or version is None or last.version != version or last.names != names:
+            return None
+        return last
+
+    def keep(
+        self, verb: str, request: PodRequest, names: list[str], version: float | None, reply: bytes, *counts: int
+    ) -> None:
+        if version is None:
+            return
+        if len(self._last) >= self._max_requests:
+            self._last.clear()
+        self._last[(verb, request)] = _Whole(names, version, reply, counts)

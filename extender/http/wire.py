@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 __all__ = [
     "MAX_EXTENDER_PRIORITY",
     "ExtenderArgs",
     "ExtenderFilterResult",
     "HostPriority",
+    "extender_args",
 ]
 
 MAX_EXTENDER_PRIORITY = 10
@@ -56,6 +57,37 @@ class ExtenderArgs(_Wire):
         if self.nodes is not None:
             return [str(item.get("metadata", {}).get("name", "")) for item in self.nodes.items]
         return []
+
+
+_POD = TypeAdapter(dict[str, Any])
+_NAMES_KEYS = ("NodeNames", "nodeNames", "nodenames")
+_POD_KEYS = ("Pod", "pod")
+_NODES_KEYS = ("Nodes", "nodes")
+
+
+def extender_args(doc: dict[str, Any]) -> ExtenderArgs:
+    """``doc`` (a parsed body) as :class:`ExtenderArgs`; a ``ValidationError`` says what is wrong.
+
+    kube-scheduler's nodeCacheCapable body (a Pod and a list of names) is checked in C: pydantic
+    validates the Pod, and the names only have to be strings, which joining them tells (a join
+    refuses anything else); over 5,000 names that is far cheaper than validating item by item. Any
+    other body (full Node objects, or a malformed one) goes through the whole model, whose error
+    messages name the field at fault.
+    """
+    names = next((doc[k] for k in _NAMES_KEYS if k in doc), None)
+    pod = next((doc[k] for k in _POD_KEYS if k in doc), None)
+    nodes = next((doc[k] for k in _NODES_KEYS if k in doc), None)
+    if type(names) is list and type(pod) is dict and nodes is None and _all_strings(names):
+        return ExtenderArgs.model_construct(pod=_POD.validate_python(pod), nodes=None, node_names=names)
+    return ExtenderArgs.model_validate(doc)
+
+
+def _all_strings(items: list[Any]) -> bool:
+    try:
+        "".join(items)
+    except TypeError:
+        return False
+    return True
 
 
 class ExtenderFilterResult(BaseModel):

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from extender.errors import InputError
 from extender.model.gpu_share import ALIBABA_COUNT, ALIBABA_MODEL, ALIYUN_MEMORY, MAX_GPU_MEMORY_MIB, whole_number
 from extender.model.pods import PodSpecError
 
@@ -34,7 +35,7 @@ HAMI_NODE_REGISTER = "hami.io/node-nvidia-register"
 ALIYUN_COUNT = "aliyun.com/gpu-count"
 
 
-class NodeShareError(ValueError):
+class NodeShareError(InputError):
     """A node's shared-GPU capacity, label or annotation cannot be read; the message names the field."""
 
 

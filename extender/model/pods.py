@@ -11,17 +11,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from extender.errors import InputError
+from extender.model.quantity import QuantityError, count_quantity, decimal_number
+
 __all__ = [
     "ANNOTATION_GPU_MEMORY",
     "ANNOTATION_INTERCONNECT",
     "ANNOTATION_LATENCY_SENSITIVE",
     "GPU_RESOURCE",
     "MIG_PREFIX",
-    "WORKLOAD_KINDS",
+    "MODEL_ENV",
+    "MODEL_NAME_ENV",
     "PodRequest",
     "PodSpecError",
     "parse_memory_mib",
     "pod_request",
+    "pod_request_keeping_counts",
     "pod_template",
 ]
 
@@ -30,23 +35,28 @@ MIG_PREFIX = "nvidia.com/mig-"
 ANNOTATION_INTERCONNECT = "gpu-advisor.io/interconnect"
 ANNOTATION_GPU_MEMORY = "gpu-advisor.io/gpu-memory"
 ANNOTATION_LATENCY_SENSITIVE = "gpu-advisor.io/latency-sensitive"
+# Env vars that name the model a container serves, in the order model servers read them (TGI: MODEL_ID)...
+MODEL_NAME_ENV = ("MODEL_ID", "MODEL", "MODEL_NAME", "MODEL_PATH", "HF_MODEL_ID")
+# ...and all the env the advisor reads to size it (TGI's QUANTIZE, DTYPE, NUM_SHARD); other values may be secrets.
+MODEL_ENV = (*MODEL_NAME_ENV, "QUANTIZE", "DTYPE", "NUM_SHARD")
 
 _MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|[KMGT]|B)?\s*$", re.IGNORECASE)
-_MIB_PER = {
-    "": 1 / (1024 * 1024),
-    "B": 1 / (1024 * 1024),
-    "K": 1000 / 1048576,
-    "KI": 1 / 1024,
-    "M": 1e6 / 1048576,
-    "MI": 1,
-    "G": 1e9 / 1048576,
-    "GI": 1024,
-    "T": 1e12 / 1048576,
-    "TI": 1024 * 1024,
+_BYTES_PER = {
+    "B": 1,
+    "K": 10**3,
+    "KI": 2**10,
+    "M": 10**6,
+    "MI": 2**20,
+    "G": 10**9,
+    "GI": 2**30,
+    "T": 10**12,
+    "TI": 2**40,
 }
+# No GPU holds a petabyte; a declared size past this is a typo or an attack, not a request to model.
+MAX_GPU_MEMORY_MIB = 2**30
 
 
-class PodSpecError(ValueError):
+class PodSpecError(InputError):
     """A pod's GPU request or gpu-advisor annotation cannot be read; the message says which."""
 
 
@@ -73,20 +83,28 @@ def parse_memory_mib(text: str) -> int:
     """``40Gi``, ``40GiB``, ``80GB``, ``20000Mi``, ``24G`` → MiB. Decimal units are SI, binary ones IEC."""
     m = _MEMORY.match(text)
     if not m:
-        raise PodSpecError(f"{text!r} is not a memory size such as 40Gi, 80GB or 20000Mi")
+        raise PodSpecError(f"{_shown(text)} is not a memory size such as 40Gi, 80GB or 20000Mi")
     unit = (m.group(2) or "B").upper()
     unit = unit if unit == "B" else unit.removesuffix("B")
-    return round(float(m.group(1)) * _MIB_PER[unit])
+    # Exact decimal arithmetic: a float turns 400 nines into inf and round(inf) raises.
+    mib = decimal_number(m.group(1)) * _BYTES_PER[unit] / 2**20
+    if mib > MAX_GPU_MEMORY_MIB:
+        raise PodSpecError(
+            f"{_shown(text)} is larger than any GPU's memory (at most {MAX_GPU_MEMORY_MIB // 2**20} TiB)"
+        )
+    return round(mib)
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """A value for a message, cut short: an annotation may be 256 KiB long."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"… ({len(text)} characters)"
 
 
 def _count(value: Any, resource: str, where: str) -> int:
     try:
-        number = float(str(value))
-    except ValueError:
-        raise PodSpecError(f"{where}: {resource} {value!r} is not a number") from None
-    if number < 0 or number != int(number):
-        raise PodSpecError(f"{where}: {resource} must be a whole number ≥ 0, got {value!r}")
-    return int(number)
+        return count_quantity(value)
+    except QuantityError as exc:
+        raise PodSpecError(f"{where}: {resource} {exc}") from None
 
 
 def _container_requests(container: Mapping[str, Any], where: str) -> dict[str, int]:
@@ -120,33 +138,65 @@ def pod_request(pod: Mapping[str, Any]) -> PodRequest:
             totals[name] = totals.get(name, 0) + count if sidecar else max(totals.get(name, 0), count)
 
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
-    interconnect = annotations.get(ANNOTATION_INTERCONNECT)
-    if interconnect is not None and str(interconnect).lower() not in ("nvlink", "any", ""):
-        raise PodSpecError(f"annotation {ANNOTATION_INTERCONNECT}: {interconnect!r} is not 'nvlink' or 'any'")
-    memory = annotations.get(ANNOTATION_GPU_MEMORY)
-    try:
-        memory_mib = parse_memory_mib(str(memory)) if memory not in (None, "") else None
-    except PodSpecError as exc:
-        raise PodSpecError(f"annotation {ANNOTATION_GPU_MEMORY}: {exc}") from None
+    interconnect = _interconnect(annotations.get(ANNOTATION_INTERCONNECT))
+    memory_mib = _gpu_memory(annotations.get(ANNOTATION_GPU_MEMORY))
     mig = tuple(sorted((k.removeprefix(MIG_PREFIX), v) for k, v in totals.items() if k.startswith(MIG_PREFIX) and v))
     other = tuple(sorted((k, v) for k, v in totals.items() if v and k != GPU_RESOURCE and not k.startswith(MIG_PREFIX)))
     return PodRequest(
         gpus=totals.get(GPU_RESOURCE, 0),
         mig=mig,
-        interconnect="nvlink" if str(interconnect or "").lower() == "nvlink" else None,
+        interconnect=interconnect,
         gpu_memory_mib=memory_mib,
         latency_sensitive=str(annotations.get(ANNOTATION_LATENCY_SENSITIVE, "")).lower() == "true",
         other=other,
     )
 
 
-# Warnings on Pods that a controller creates reach nobody (the controller, not the person, made them),
-# so Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs are judged by their template.
-WORKLOAD_KINDS = ("Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob")
+def _interconnect(value: Any) -> str | None:
+    if value is not None and str(value).lower() not in ("nvlink", "any", ""):
+        raise PodSpecError(f"annotation {ANNOTATION_INTERCONNECT}: {_shown(str(value))} is not 'nvlink' or 'any'")
+    return "nvlink" if str(value or "").lower() == "nvlink" else None
+
+
+def _gpu_memory(value: Any) -> int | None:
+    try:
+        return parse_memory_mib(str(value)) if value not in (None, "") else None
+    except PodSpecError as exc:
+        raise PodSpecError(f"annotation {ANNOTATION_GPU_MEMORY}: {exc}") from None
+
+
+_KNOBS = {ANNOTATION_INTERCONNECT: _interconnect, ANNOTATION_GPU_MEMORY: _gpu_memory}
+
+
+def pod_request_keeping_counts(pod: Mapping[str, Any]) -> tuple[PodRequest, tuple[str, ...]]:
+    """What a pod that already runs holds, and why any of its knobs was ignored.
+
+    Its GPU counts are read as strictly as ever (:class:`PodSpecError` when they cannot be), but an
+    unreadable ``gpu-advisor.io/*`` knob is dropped rather than fatal: the API server accepted the
+    pod and the kubelet gave it its GPUs whatever the annotation says, so the model must count them.
+    """
+    meta = pod.get("metadata") or {}
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    if not isinstance(annotations, Mapping):
+        return pod_request({**pod, "metadata": {}}), (("metadata.annotations is not an object",) if annotations else ())
+    problems: dict[str, str] = {}
+    for key, read in _KNOBS.items():
+        try:
+            read(annotations.get(key))
+        except PodSpecError as exc:
+            problems[key] = str(exc)
+    if problems:
+        kept = {k: v for k, v in annotations.items() if k not in problems}
+        pod = {**pod, "metadata": {**meta, "annotations": kept}}
+    return pod_request(pod), tuple(problems.values())
 
 
 def pod_template(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """{"metadata", "spec"} of the pods this object is or makes; None for other kinds."""
+    """{"metadata", "spec"} of the pods this object is or makes; None for other kinds.
+
+    Warnings on Pods that a controller creates reach nobody (the controller, not the person, made them),
+    so Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs are judged by their template.
+    """
     kind = obj.get("kind")
     spec = obj.get("spec") or {}
     if kind == "Pod":

@@ -51,6 +51,8 @@ class TelemetryBoard:
         self.last_error: str | None = None
         self.poll_errors = 0
         self.census: SeriesCensus | None = None
+        self.rejected: dict[str, int] = {}  # series rejected for values no GPU can have, by reason, ever
+        self.misattributed = 0  # agent series whose self-reported node was not the node the agent runs on
 
     @property
     def up(self) -> bool | None:
@@ -60,7 +62,11 @@ class TelemetryBoard:
         return self.last_error is None
 
     def replace(
-        self, readings: Mapping[tuple[str, str], GpuReading], at: float, census: SeriesCensus | None = None
+        self,
+        readings: Mapping[tuple[str, str], GpuReading],
+        at: float,
+        census: SeriesCensus | None = None,
+        rejected: Mapping[str, int] | None = None,
     ) -> None:
         fresh = dict(readings)
         gone = {k: t for k, t in self._gone.items() if k not in fresh}
@@ -71,6 +77,8 @@ class TelemetryBoard:
         self.refreshed_at = at
         self.last_error = None
         self.census = census
+        for reason, count in (rejected or {}).items():
+            self.rejected[reason] = self.rejected.get(reason, 0) + count
 
     def failed(self, error: str) -> None:
         """A poll failed: keep the readings (they age) and say why."""

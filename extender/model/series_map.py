@@ -76,6 +76,7 @@ class Directory:
     pods_by_name: Mapping[str, PodPlace] = field(default_factory=dict)
     pods_by_ip: Mapping[str, PodPlace] = field(default_factory=dict)
     pods_by_key: Mapping[str, PodPlace] = field(default_factory=dict)
+    gpu_memory_mib: Mapping[str, int] = field(default_factory=dict)  # node → its largest GPU's memory, where known
 
     def knows_node(self, name: str) -> bool:
         return name in self.nodes if self.nodes else True
@@ -102,7 +103,9 @@ def directory(nodes: Iterable[str], pods: Iterable[Mapping[str, Any]]) -> Direct
     return directory_of_places(nodes, [p for p in (pod_place(pod) for pod in pods) if p is not None])
 
 
-def directory_of_places(nodes: Iterable[str], places: Iterable[PodPlace]) -> Directory:
+def directory_of_places(
+    nodes: Iterable[str], places: Iterable[PodPlace], gpu_memory_mib: Mapping[str, int] | None = None
+) -> Directory:
     places = list(places)
     by_name: dict[str, PodPlace] = {}
     for place in places:
@@ -112,6 +115,7 @@ def directory_of_places(nodes: Iterable[str], places: Iterable[PodPlace]) -> Dir
         by_name,
         {p.ip: p for p in places if p.ip},
         {p.key: p for p in places},
+        gpu_memory_mib or {},
     )
 
 

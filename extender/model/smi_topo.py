@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from extender.model.pasted_text import decode_text, normalize_text, split_header, split_row
 from extender.model.topology import Gpu, GpuTopology, Link, PcieLevel, TopologyError
 
-__all__ = ["parse_topo_matrix"]
+__all__ = ["parse_topo_matrix", "parse_topology_bytes", "parse_topology_text"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _GPU = re.compile(r"^GPU(\d+)$")
@@ -37,9 +38,10 @@ class _Row:
 def parse_topo_matrix(text: str) -> GpuTopology:
     """Parse ``nvidia-smi topo -m`` output; raise :class:`TopologyError` naming the offending line."""
     if "\x00" in text:
-        raise TopologyError("not nvidia-smi topo -m text: it contains NUL bytes (binary data?)")
-    lines = [_ANSI.sub("", raw).rstrip() for raw in text.splitlines()]
-    header_at = next((n for n, line in enumerate(lines) if line.split()[:1] == ["GPU0"]), None)
+        line_no = text[: text.index("\x00")].count("\n") + 1
+        raise TopologyError(f"line {line_no}: a NUL character; UTF-16 text read as if it were UTF-8?")
+    lines = [_ANSI.sub("", raw).rstrip() for raw in normalize_text(text).splitlines()]
+    header_at = next((n for n, line in enumerate(lines) if split_header(line.split()[:1])[:1] == ["GPU0"]), None)
     if header_at is None:
         raise TopologyError("not nvidia-smi topo -m text: no header line whose first column is GPU0 was found")
     devices, trailing_names = _parse_header(lines[header_at], header_at + 1)
@@ -53,6 +55,9 @@ def parse_topo_matrix(text: str) -> GpuTopology:
                 break
             continue
         if tokens[0] not in devices:
+            # Cells run together where tabs were lost: "GPU1NV2 X" is GPU1's row all the same.
+            tokens = split_row(tokens, devices, trailing_names) or tokens
+        if tokens[0] not in devices:
             if tokens[0].rstrip(":") == "Legend" or rows.keys() >= gpu_columns.keys():
                 break
             raise TopologyError(
@@ -61,7 +66,7 @@ def parse_topo_matrix(text: str) -> GpuTopology:
         if tokens[0] in rows:
             raise TopologyError(f"line {line_no}: a second row for {tokens[0]}")
         if tokens[0] in gpu_columns:
-            rows[tokens[0]] = _parse_gpu_row(tokens, devices, trailing_names, line_no)
+            rows[tokens[0]] = _gpu_row(tokens, devices, trailing_names, line_no, lines[n])
         else:
             rows[tokens[0]] = _Row(line_no, [], {})  # NIC rows carry nothing we keep
     missing = [name for name in gpu_columns if name not in rows]
@@ -73,7 +78,7 @@ def parse_topo_matrix(text: str) -> GpuTopology:
 
 
 def _parse_header(line: str, line_no: int) -> tuple[list[str], list[str]]:
-    tokens = line.split()
+    tokens = split_header(line.split())
     devices: list[str] = []
     for n, token in enumerate(tokens):
         if token in ("CPU", "NUMA") or (token == "GPU" and tokens[n + 1 : n + 2] == ["NUMA"]):
@@ -101,7 +106,18 @@ def _is_cell(token: str) -> bool:
     return token == "X" or token in _LEVELS or bool(_NV.match(token))
 
 
-def _parse_gpu_row(tokens: list[str], devices: list[str], trailing_names: list[str], line_no: int) -> _Row:
+def _gpu_row(tokens: list[str], devices: list[str], trailing_names: list[str], line_no: int, line: str) -> _Row:
+    """A GPU's row as written, else as its cells read once split where tabs were lost."""
+    try:
+        return _parse_gpu_row(tokens, devices, trailing_names, line_no, line)
+    except TopologyError:
+        split = split_row(tokens, devices, trailing_names)
+        if split is None or split == tokens:
+            raise
+        return _parse_gpu_row(split, devices, trailing_names, line_no, line)
+
+
+def _parse_gpu_row(tokens: list[str], devices: list[str], trailing_names: list[str], line_no: int, line: str) -> _Row:
     body = tokens[1:]
     n_cells = 0
     while n_cells < len(body) and _is_cell(body[n_cells]):
@@ -110,7 +126,8 @@ def _parse_gpu_row(tokens: list[str], devices: list[str], trailing_names: list[s
         where = f"{tokens[0]} row has {n_cells} link cells but the header names {len(devices)} devices"
         bad = body[n_cells] if n_cells < len(devices) and n_cells < len(body) else None
         extra = f" ({bad!r} is not a link such as NV2, PIX, PXB, PHB, NODE, SYS, X)" if bad else ""
-        raise TopologyError(f"line {line_no}: {where}{extra}")
+        column = f", column {line.find(bad) + 1}" if bad and bad in line else ""
+        raise TopologyError(f"line {line_no}{column}: {where}{extra}")
     values = body[n_cells:]
     if len(values) > len(trailing_names):
         raise TopologyError(
@@ -197,3 +214,16 @@ def _infer_pcie(
         if not a & b:
             return PcieLevel.SYS
     return None
+
+
+def parse_topology_text(text: str) -> GpuTopology:
+    """A topology JSON document or ``nvidia-smi topo -m`` text, told apart by the first character."""
+    text = normalize_text(text)
+    if text.lstrip().startswith("{"):
+        return GpuTopology.from_json(text)
+    return parse_topo_matrix(text)
+
+
+def parse_topology_bytes(data: bytes) -> GpuTopology:
+    """A saved file's bytes (UTF-8, UTF-16 as PowerShell writes, with or without a byte-order mark)."""
+    return parse_topology_text(decode_text(data))

@@ -1,4 +1,4 @@
-"""How the GPUs of one node are wired: a networkx graph with a GPU per vertex and an edge per pair.
+"""How the GPUs of one node are wired: a GPU per index and a link per pair (``graph`` gives it as networkx).
 
 Every unordered GPU pair has exactly one edge carrying ``nvlinks`` (bonded NVLinks, 0 when none) and
 ``pcie`` (the PCIe common-ancestor level, ``None`` when unknown). Sources: NVML (``extender.sources.nvml``),
@@ -25,11 +25,22 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
+from extender.model.devices import (
+    Gpu,
+    Link,
+    MigInstance,
+    PcieLevel,
+    TopologyError,
+    gpu_from_dict,
+    gpu_to_dict,
+    link_from_dict,
+)
+
+if TYPE_CHECKING:
+    import networkx as nx  # imported on first use of ``graph``: the node agent never pays its ~20 MiB
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -44,51 +55,9 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 
-class TopologyError(ValueError):
-    """A topology source could not be read; the message says what and where."""
-
-
-class PcieLevel(StrEnum):
-    """NVML's ``nvmlDeviceGetTopologyCommonAncestor`` levels, nearest first."""
-
-    INTERNAL = "INTERNAL"
-    PIX = "PIX"
-    PXB = "PXB"
-    PHB = "PHB"
-    NODE = "NODE"
-    SYS = "SYS"
-
-
-@dataclass(frozen=True)
-class MigInstance:
-    profile: str
-    uuid: str | None = None
-    memory_mib: int | None = None
-
-
-@dataclass(frozen=True)
-class Gpu:
-    index: int
-    uuid: str | None = None
-    pci_bus_id: str | None = None
-    product: str | None = None
-    memory_mib: int | None = None
-    numa_node: int | None = None
-    # None: MIG unknown or disabled; a tuple (possibly empty): MIG enabled with these instances.
-    mig: tuple[MigInstance, ...] | None = None
-
-
-@dataclass(frozen=True, order=True)
-class Link:
-    a: int
-    b: int
-    nvlinks: int = 0
-    pcie: PcieLevel | None = None
-
-
 @dataclass(frozen=True)
 class _Wiring:
-    """What placement depends on, kept beside the graph so hot paths avoid networkx lookups."""
+    """What placement depends on: the indices and every pair's link, in (a, b) order."""
 
     indices: tuple[int, ...]
     links: tuple[Link, ...]
@@ -108,9 +77,7 @@ class GpuTopology:
         if any(i < 0 for i in indices):
             raise TopologyError(f"GPU indices must be ≥ 0, got {indices}")
 
-        graph: nx.Graph = nx.Graph()
-        for gpu in gpu_list:
-            graph.add_node(gpu.index, gpu=gpu)
+        by_pair: dict[tuple[int, int], Link] = {}
         known = set(indices)
         for link in links:
             a, b = sorted((link.a, link.b))
@@ -120,16 +87,15 @@ class GpuTopology:
                 raise TopologyError(f"link {a}-{b} names a GPU that is not in the topology {indices}")
             if link.nvlinks < 0:
                 raise TopologyError(f"link {a}-{b} has a negative NVLink count {link.nvlinks}")
-            if graph.has_edge(a, b):
+            if (a, b) in by_pair:
                 raise TopologyError(f"link {a}-{b} is listed twice")
-            graph.add_edge(a, b, link=Link(a, b, link.nvlinks, link.pcie))
-        for a, b in combinations(indices, 2):
-            if not graph.has_edge(a, b):
-                graph.add_edge(a, b, link=Link(a, b))
+            by_pair[a, b] = Link(a, b, link.nvlinks, link.pcie)
+        ordered = tuple(by_pair.get((a, b)) or Link(a, b) for a, b in combinations(indices, 2))
 
-        self.graph = graph
         self.clique = clique
-        ordered = tuple(graph.edges[a, b]["link"] for a, b in combinations(indices, 2))
+        self._by_index = {g.index: g for g in gpu_list}
+        self._by_pair = {(lk.a, lk.b): lk for lk in ordered}
+        self._graph: nx.Graph | None = None
         self._gpus = tuple(gpu_list)
         self._wiring = _Wiring(tuple(indices), ordered, _fingerprint(tuple(indices), ordered))
 
@@ -153,27 +119,47 @@ class GpuTopology:
         """Same wiring ⇒ same fingerprint, whatever the UUIDs, bus ids or products."""
         return self._wiring.fingerprint
 
+    @property
+    def graph(self) -> nx.Graph:
+        """The topology as a networkx graph (GPU per vertex as ``gpu``, ``link`` per edge), built on first use."""
+        if self._graph is None:
+            import networkx as nx
+
+            graph = nx.Graph()
+            graph.add_nodes_from((g.index, {"gpu": g}) for g in self._gpus)
+            graph.add_edges_from((lk.a, lk.b, {"link": lk}) for lk in self.links)
+            self._graph = graph
+        return self._graph
+
     def gpu(self, index: int) -> Gpu:
         try:
-            gpu: Gpu = self.graph.nodes[index]["gpu"]
+            return self._by_index[index]
         except KeyError:
             raise TopologyError(f"no GPU {index} in this topology") from None
-        return gpu
 
     def link(self, a: int, b: int) -> Link:
         try:
-            link: Link = self.graph.edges[a, b]["link"]
+            return self._by_pair[min(a, b), max(a, b)]
         except KeyError:
             raise TopologyError(f"no link {a}-{b} in this topology") from None
-        return link
 
     def nvlink_islands(self) -> list[list[int]]:
         """Connected components over NVLink edges, largest first; a GPU without NVLink is its own island."""
-        nv = nx.Graph()
-        nv.add_nodes_from(self.indices)
-        nv.add_edges_from((lk.a, lk.b) for lk in self.links if lk.nvlinks > 0)
-        islands = [sorted(c) for c in nx.connected_components(nv)]
-        return sorted(islands, key=lambda c: (-len(c), c[0]))
+        root = {i: i for i in self.indices}  # union-find: at most 16 or so GPUs, no library needed
+
+        def find(i: int) -> int:
+            while root[i] != i:
+                root[i] = root[root[i]]
+                i = root[i]
+            return i
+
+        for lk in self.links:
+            if lk.nvlinks > 0:
+                root[find(lk.a)] = find(lk.b)
+        islands: dict[int, list[int]] = {}
+        for i in self.indices:
+            islands.setdefault(find(i), []).append(i)
+        return sorted(islands.values(), key=lambda c: (-len(c), c[0]))
 
     def numa_groups(self) -> dict[int | None, list[int]]:
         """GPUs by host NUMA node; key None holds the GPUs whose NUMA node is unknown."""
@@ -198,7 +184,7 @@ class GpuTopology:
     def to_dict(self) -> dict[str, Any]:
         return {
             "version": SCHEMA_VERSION,
-            "gpus": [_gpu_to_dict(g) for g in self._gpus],
+            "gpus": [gpu_to_dict(g) for g in self._gpus],
             "links": [
                 {"a": lk.a, "b": lk.b, "nvlinks": lk.nvlinks, "pcie": lk.pcie.value if lk.pcie else None}
                 for lk in self.links
@@ -233,87 +219,9 @@ class GpuTopology:
         clique = doc.get("clique")
         if clique is not None and not isinstance(clique, str):
             raise TopologyError("topology JSON 'clique' must be a string or null")
-        gpus = [_gpu_from_dict(g, n) for n, g in enumerate(gpus_doc)]
-        links = [_link_from_dict(lk, n) for n, lk in enumerate(links_doc)]
+        gpus = [gpu_from_dict(g, n) for n, g in enumerate(gpus_doc)]
+        links = [link_from_dict(lk, n) for n, lk in enumerate(links_doc)]
         return cls(gpus, links, clique=clique)
-
-
-# -- JSON helpers (module-private) ------------------------------------------------------------------
-
-
-def _gpu_to_dict(gpu: Gpu) -> dict[str, Any]:
-    mig = None
-    if gpu.mig is not None:
-        mig = {"instances": [{"profile": m.profile, "uuid": m.uuid, "memory_mib": m.memory_mib} for m in gpu.mig]}
-    return {
-        "index": gpu.index,
-        "uuid": gpu.uuid,
-        "pci_bus_id": gpu.pci_bus_id,
-        "product": gpu.product,
-        "memory_mib": gpu.memory_mib,
-        "numa_node": gpu.numa_node,
-        "mig": mig,
-    }
-
-
-def _typed(doc: Mapping[str, Any], key: str, kind: type, where: str, required: bool = False) -> Any:
-    value = doc.get(key)
-    if value is None:
-        if required:
-            raise TopologyError(f"{where}: '{key}' is required")
-        return None
-    # bool is an int in Python; a GPU index of `true` is a mistake, not 1.
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise TopologyError(f"{where}: '{key}' must be {kind.__name__}, got {value!r}")
-    return value
-
-
-def _gpu_from_dict(doc: Any, n: int) -> Gpu:
-    where = f"gpus[{n}]"
-    if not isinstance(doc, Mapping):
-        raise TopologyError(f"{where} must be an object")
-    mig_doc = doc.get("mig")
-    mig: tuple[MigInstance, ...] | None = None
-    if mig_doc is not None:
-        if not isinstance(mig_doc, Mapping) or not isinstance(mig_doc.get("instances", []), list):
-            raise TopologyError(f"{where}.mig must be an object with a list 'instances'")
-        mig = tuple(
-            MigInstance(
-                profile=_typed(m, "profile", str, f"{where}.mig.instances[{j}]", required=True),
-                uuid=_typed(m, "uuid", str, f"{where}.mig.instances[{j}]"),
-                memory_mib=_typed(m, "memory_mib", int, f"{where}.mig.instances[{j}]"),
-            )
-            for j, m in enumerate(mig_doc.get("instances", []))
-        )
-    return Gpu(
-        index=_typed(doc, "index", int, where, required=True),
-        uuid=_typed(doc, "uuid", str, where),
-        pci_bus_id=_typed(doc, "pci_bus_id", str, where),
-        product=_typed(doc, "product", str, where),
-        memory_mib=_typed(doc, "memory_mib", int, where),
-        numa_node=_typed(doc, "numa_node", int, where),
-        mig=mig,
-    )
-
-
-def _link_from_dict(doc: Any, n: int) -> Link:
-    where = f"links[{n}]"
-    if not isinstance(doc, Mapping):
-        raise TopologyError(f"{where} must be an object")
-    pcie_raw = _typed(doc, "pcie", str, where)
-    pcie = None
-    if pcie_raw is not None:
-        try:
-            pcie = PcieLevel(pcie_raw.upper())
-        except ValueError:
-            levels = ", ".join(p.value for p in PcieLevel)
-            raise TopologyError(f"{where}: pcie {pcie_raw!r} is not one of {levels} or null") from None
-    return Link(
-        a=_typed(doc, "a", int, where, required=True),
-        b=_typed(doc, "b", int, where, required=True),
-        nvlinks=_typed(doc, "nvlinks", int, where) or 0,
-        pcie=pcie,
-    )
 
 
 def _fingerprint(indices: tuple[int, ...], links: tuple[Link, ...]) -> str:

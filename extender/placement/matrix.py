@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from extender.errors import NoAnswer
 from extender.model.topology import GpuTopology, Link, PcieLevel
 
 __all__ = [
@@ -36,7 +37,7 @@ PCIE_SCORE: dict[PcieLevel | None, int] = {
 NVLINK_SCORE = 100
 
 
-class PlacementImpossible(ValueError):
+class PlacementImpossible(NoAnswer):
     """No set of the requested size exists; the message says why in one line."""
 
 

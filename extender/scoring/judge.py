@@ -50,6 +50,8 @@ def judge_all(
     if not request.wants_gpu:
         return [Verdict(name, True, "pod asks for no GPU: not judged", score=0) for name in names]
     placer = placer or Placer()
+    if memo is not None:
+        memo.follow(telemetry, policy, nodes, now)
     shape = memo.shape(request, policy, telemetry) if memo is not None else Shape(PlanKey(request, policy), telemetry)
     known = memo.table(shape, now) if memo is not None else {}
     lookup = nodes.get

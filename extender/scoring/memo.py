@@ -1,18 +1,22 @@
 """Remembered verdicts: the pod shape they answer, and a table per shape of verdicts by node name.
 
 Keys are content, never object ids: a :class:`Shape` is the request, the policy and the telemetry
-board with its refresh time; its hash is worked out once, so probing thousands of per-node memos with
-it costs no more than with an int.
+board; its hash is worked out once, so probing thousands of per-node memos with it costs no more than
+with an int. A refresh of the board keeps the shape: it forgets only the nodes whose readings moved
+(``live``).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from itertools import count
 from typing import Any
 
+from extender.cluster.state import NodeState
 from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
+from extender.scoring.live import LiveReadings
 from extender.scoring.policy import ScoringPolicy
 from extender.scoring.verdict import Verdict
 
@@ -38,20 +42,19 @@ class PlanKey:
 
 
 class Shape:
-    """What a verdict answers: a request under a policy, against one telemetry board as of a refresh.
+    """What a verdict answers: a request under a policy, against one telemetry board.
 
     The board is compared as the very board (two boards are two sources of readings); the weights
     are read off the policy once here rather than once per node.
     """
 
-    __slots__ = ("_hash", "plan_key", "refreshed_at", "telemetry", "total_weight", "weights")
+    __slots__ = ("_hash", "plan_key", "telemetry", "total_weight", "weights")
 
     def __init__(self, plan_key: PlanKey, telemetry: TelemetryBoard | None) -> None:
         self.plan_key, self.telemetry = plan_key, telemetry
-        self.refreshed_at = telemetry.refreshed_at if telemetry is not None else None
         self.weights = plan_key.policy.weights.as_dict()
         self.total_weight = sum(self.weights.values())
-        self._hash = hash((Shape, plan_key, telemetry, self.refreshed_at))
+        self._hash = hash((Shape, plan_key, telemetry))
 
     @property
     def request(self) -> PodRequest:
@@ -66,10 +69,7 @@ class Shape:
 
     def __eq__(self, other: object) -> bool:
         return self is other or (
-            isinstance(other, Shape)
-            and self.plan_key == other.plan_key
-            and self.telemetry is other.telemetry
-            and self.refreshed_at == other.refreshed_at
+            isinstance(other, Shape) and self.plan_key == other.plan_key and self.telemetry is other.telemetry
         )
 
 
@@ -79,19 +79,22 @@ class VerdictMemo:
     The owner of a ClusterState subscribes :meth:`forget` to it, so a warm lookup is one dict probe
     per node with no check of the node itself (at 5,000 candidates that is what keeps a call within
     a few milliseconds). A shape's whole table expires at the first moment any reading it used turns
-    stale.
+    stale. Each table carries a version, new whenever a verdict is added or forgotten, so a caller
+    that kept what it made of the table (a whole encoded reply) knows when it may reuse it.
     """
 
     def __init__(self) -> None:
+        # shape → (verdicts by node name, [valid until, version])
         self._tables: dict[Shape, tuple[dict[str, Verdict], list[float]]] = {}
+        self._versions = count(1)
+        self._live: dict[tuple[TelemetryBoard, ScoringPolicy], LiveReadings] = {}
         self._shapes: dict[tuple[Any, ...], Shape] = {}
         self._plan_keys: dict[tuple[PodRequest, ScoringPolicy], PlanKey] = {}
         self._lock = threading.Lock()
 
     def shape(self, request: PodRequest, policy: ScoringPolicy, telemetry: TelemetryBoard | None) -> Shape:
         """The one Shape object for this content, so per-node probes hit on identity."""
-        refreshed_at = telemetry.refreshed_at if telemetry is not None else None
-        key = (request, policy, telemetry, refreshed_at)
+        key = (request, policy, telemetry)
         found = self._shapes.get(key)
         if found is None:
             if len(self._shapes) > 10_000:
@@ -108,8 +111,49 @@ class VerdictMemo:
         if found is None or now >= found[1][0]:
             if len(self._tables) > 256:
                 self._tables.clear()
-            found = self._tables[shape] = ({}, [float("inf")])
+            found = self._tables[shape] = ({}, [float("inf"), next(self._versions)])
         return found[0]
+
+    def version(self, shape: Shape, now: float) -> float | None:
+        """The version of the shape's table (None if it has none, it expired, or a telemetry refresh
+        has not been followed yet): equal versions, equal verdicts."""
+        board = shape.telemetry
+        if board is not None:
+            live = self._live.get((board, shape.policy))
+            if live is None or live.refreshed_at != board.refreshed_at:
+                return None
+        found = self._tables.get(shape)
+        return None if found is None or now >= found[1][0] else found[1][1]
+
+    def follow(
+        self, board: TelemetryBoard | None, policy: ScoringPolicy, nodes: Mapping[str, NodeState], now: float
+    ) -> None:
+        """After a refresh of ``board``, forget the verdicts of the nodes whose readings moved; the
+        rest hold until their readings are next refreshed or turn stale. One comparison otherwise."""
+        if board is None:
+            return
+        live = self._live.get((board, policy))
+        if live is not None and live.refreshed_at == board.refreshed_at:
+            return
+        if live is None:
+            live = self._live[(board, policy)] = LiveReadings(board, policy)
+        moved = live.follow(list(nodes.values()), now)
+        for name in moved:
+            node = nodes.get(name)
+            if node is not None:
+                for key in [k for k in node.memo if isinstance(k, Shape)]:
+                    node.memo.pop(key, None)
+        with self._lock:
+            for shape, (table, until_version) in list(self._tables.items()):
+                if shape.telemetry is not board:
+                    continue
+                for name in moved:
+                    table.pop(name, None)
+                until_version[1] = next(self._versions)
+                # Fresh readings for every node kept: they last until the first one turns stale (a
+                # stale reading's note counts its age, so then the table keeps its one-second life).
+                if not live.any_stale:
+                    until_version[0] = live.stale_at
 
     def remember(
         self,
@@ -126,14 +170,17 @@ class VerdictMemo:
                 return
             table[verdict.node] = verdict
             found = self._tables.get(shape)
-            if found is not None and valid_until < found[1][0]:
-                found[1][0] = valid_until
+            if found is not None:
+                found[1][1] = next(self._versions)
+                if valid_until < found[1][0]:
+                    found[1][0] = valid_until
 
     def forget(self, names: Iterable[str] | None) -> None:
         with self._lock:
             if names is None:
                 self._tables.clear()
                 return
-            for table, _ in list(self._tables.values()):
+            for table, until_version in list(self._tables.values()):
+                until_version[1] = next(self._versions)
                 for name in names:
                     table.pop(name, None)

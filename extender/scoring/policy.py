@@ -10,10 +10,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from extender.errors import InputError
+
 __all__ = ["PolicyError", "ScoringPolicy", "Weights"]
 
 
-class PolicyError(ValueError):
+class PolicyError(InputError):
     """The scoring policy file is unusable; the message lists every bad field."""
 
 

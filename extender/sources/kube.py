@@ -1,38 +1,46 @@
-"""ClusterState from the live API server: list + watch of Nodes and Pods with the kubernetes client.
+"""The Kubernetes API server through the kubernetes client: credentials, one list of the GPU cluster,
+the node agents' addresses, and errors in one line. The list + watch that keeps the served model
+current is ``extender.sources.kube_watch``.
 
 Objects are kept as the raw JSON the API server sends (the same shapes a snapshot holds), trimmed to
-what the advisor reads. A dropped watch resumes from the last resourceVersion; an expired one
-(410 Gone) re-lists. All of it runs on background threads: a request never waits on the API server.
+what the advisor reads.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
 from kubernetes import client, config
-from kubernetes.client.exceptions import ApiException
-from kubernetes.watch.watch import iter_resp_lines
 
 from extender.cluster.state import (
     ANNOTATION_FREE_GPUS,
     ANNOTATION_TOPOLOGY,
-    BoundPod,
-    ClusterState,
-    bound_pod,
-    node_state,
 )
-from extender.sources.pod_index import PodIndex
+from extender.errors import SourceError
+from extender.model.pods import MODEL_ENV
+from extender.sources.agent_scrape import AgentTarget
 
-__all__ = ["KubeSource", "agent_targets", "kube_api", "list_cluster"]
+__all__ = ["ApiServerError", "agent_targets", "api_error_message", "kube_api", "list_cluster", "slim_node"]
 
-log = logging.getLogger(__name__)
 
-_POD_FIELDS = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
+class ApiServerError(SourceError):
+    """The API server could not be reached or refused; the message is one line for a person."""
+
+
+def api_error_message(exc: Exception) -> str:
+    """One line for whatever the kubernetes client raised: the status, reason and the server's message."""
+    status = getattr(exc, "status", None)
+    reason = getattr(exc, "reason", None)
+    if status:
+        body = getattr(exc, "body", None)
+        try:
+            message = json.loads(body).get("message") if body else None
+        except (ValueError, AttributeError):
+            message = None
+        return f"API server answered {status} {reason}" + (f": {message}" if message else "")
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def kube_api(kubeconfig: str | None = None) -> Any:
@@ -44,7 +52,7 @@ def kube_api(kubeconfig: str | None = None) -> Any:
     return client.CoreV1Api()
 
 
-def _slim_node(obj: dict[str, Any]) -> dict[str, Any]:
+def slim_node(obj: dict[str, Any]) -> dict[str, Any]:
     meta = obj.get("metadata") or {}
     annotations = {
         k: v for k, v in (meta.get("annotations") or {}).items() if k in (ANNOTATION_TOPOLOGY, ANNOTATION_FREE_GPUS)
@@ -65,9 +73,6 @@ def _slim_node(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-_MODEL_ENV = ("MODEL_ID", "MODEL", "MODEL_NAME", "MODEL_PATH", "HF_MODEL_ID", "QUANTIZE", "DTYPE", "NUM_SHARD")
-
-
 def _slim_pod(obj: dict[str, Any]) -> dict[str, Any]:
     """What the advisor reads of a GPU pod, and nothing more (env values other than model names may be secrets)."""
     meta = obj.get("metadata") or {}
@@ -79,7 +84,7 @@ def _slim_pod(obj: dict[str, Any]) -> dict[str, Any]:
             "command": c.get("command"),
             "args": c.get("args"),
             "resources": c.get("resources") or {},
-            "env": [e for e in c.get("env") or [] if e.get("name") in _MODEL_ENV and "value" in e],
+            "env": [e for e in c.get("env") or [] if e.get("name") in MODEL_ENV and "value" in e],
         }
         for c in spec.get("containers") or []
     ]
@@ -125,183 +130,24 @@ def list_cluster(api: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         )
         if asks and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
             gpu_pods.append(_slim_pod(pod))
-    slim_nodes = [{"apiVersion": "v1", "kind": "Node", **_slim_node(n)} for n in nodes]
+    slim_nodes = [{"apiVersion": "v1", "kind": "Node", **slim_node(n)} for n in nodes]
     return slim_nodes, gpu_pods
 
 
-def agent_targets(api: Any, namespace: str = "gpu-advisor", port: int = 9401) -> Callable[[], list[str]]:
-    """The /metrics URLs of the running node agents (pods labelled app.kubernetes.io/name=gpu-advisor-agent)."""
+def agent_targets(api: Any, namespace: str = "gpu-advisor", port: int = 9401) -> Callable[[], list[AgentTarget]]:
+    """The running node agents (pods labelled app.kubernetes.io/name=gpu-advisor-agent): each one's
+    /metrics URL and the node its pod runs on, which is what its telemetry is attributed to."""
 
-    def targets() -> list[str]:
+    def targets() -> list[AgentTarget]:
         resp = api.list_namespaced_pod(
             namespace, label_selector="app.kubernetes.io/name=gpu-advisor-agent", _preload_content=False
         )
-        pods = json.loads(resp.data).get("items") or []
-        ips = [(p.get("status") or {}).get("podIP") for p in pods if (p.get("status") or {}).get("phase") == "Running"]
-        return [f"http://{ip}:{port}/metrics" for ip in ips if ip]
+        found = []
+        for pod in json.loads(resp.data).get("items") or []:
+            status, spec = pod.get("status") or {}, pod.get("spec") or {}
+            ip, node = status.get("podIP"), spec.get("nodeName")
+            if status.get("phase") == "Running" and isinstance(ip, str) and ip and isinstance(node, str) and node:
+                found.append(AgentTarget(f"http://{ip}:{port}/metrics", node))
+        return found
 
     return targets
-
-
-class KubeSource:
-    def __init__(
-        self,
-        api: Any,  # kubernetes.client.CoreV1Api
-        state: ClusterState,
-        watch_timeout_s: int = 300,
-        backoff_s: float = 1.0,
-        clock: Callable[[], float] = time.time,
-        on_synced: Callable[[], None] | None = None,
-    ) -> None:
-        self.api = api
-        self.on_synced = on_synced
-        self.state = state
-        self.watch_timeout_s = watch_timeout_s
-        self.backoff_s = backoff_s
-        self.clock = clock
-        self.nodes: dict[str, dict[str, Any]] = {}
-        self.pods: dict[str, tuple[str, BoundPod]] = {}  # pod uid → (node, pod)
-        self.pod_index = PodIndex()  # every bound pod's node and IP, for placing telemetry series
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._synced = {"nodes": False, "pods": False}
-        self._threads: list[threading.Thread] = []
-        self.relists = {"nodes": 0, "pods": 0}
-
-    # -- applying objects -----------------------------------------------------------------------
-
-    def _rebuild(self, names: set[str]) -> None:
-        for name in names:
-            raw = self.nodes.get(name)
-            if raw is None:
-                self.state.remove(name)
-                continue
-            pods = [p for node, p in self.pods.values() if node == name]
-            self.state.put(node_state(raw, pods, self.state.machines))
-
-    def _set_node(self, kind: str, obj: dict[str, Any]) -> None:
-        name = str((obj.get("metadata") or {}).get("name", ""))
-        with self._lock:
-            if kind == "DELETED":
-                self.nodes.pop(name, None)
-            else:
-                self.nodes[name] = _slim_node(obj)
-            self._rebuild({name})
-
-    def _set_pod(self, kind: str, obj: dict[str, Any]) -> None:
-        uid = str((obj.get("metadata") or {}).get("uid") or "")
-        self.pod_index.put(kind, obj)
-        with self._lock:
-            touched = set()
-            old = self.pods.pop(uid, None)
-            if old:
-                touched.add(old[0])
-            found = bound_pod(obj) if kind != "DELETED" else None
-            if found:
-                self.pods[uid] = found
-                touched.add(found[0])
-            self._rebuild(touched)
-
-    def _relist(self, what: str) -> str:
-        resp: Any = (
-            self.api.list_node(_preload_content=False)
-            if what == "nodes"
-            else self.api.list_pod_for_all_namespaces(field_selector=_POD_FIELDS, _preload_content=False)
-        )
-        doc = json.loads(resp.data)
-        items = doc.get("items") or []
-        with self._lock:
-            if what == "nodes":
-                self.nodes = {str(i["metadata"]["name"]): _slim_node(i) for i in items}
-            else:
-                self.pod_index.reset(items)
-                self.pods = {}
-                for item in items:
-                    found = bound_pod(item)
-                    if found:
-                        self.pods[str(item["metadata"].get("uid") or "")] = found
-            self.state.replace_all(
-                node_state(raw, [p for node, p in self.pods.values() if node == name], self.state.machines)
-                for name, raw in self.nodes.items()
-            )
-            first_sync = not self.state.ready
-            self._synced[what] = True
-            if all(self._synced.values()):
-                self.state.mark_ready(self.clock())
-                if first_sync and self.on_synced is not None:
-                    self.on_synced()
-        self.relists[what] += 1
-        log.info("listed %d %s", len(items), what)
-        return str((doc.get("metadata") or {}).get("resourceVersion") or "")
-
-    # -- the loops -------------------------------------------------------------------------------
-
-    def _watch(self, what: str, rv: str) -> str:
-        """Stream events from rv until the server ends the watch; returns the last resourceVersion.
-
-        The stream is read here rather than through ``kubernetes.watch.Watch``: that helper, given raw
-        events, fails on the very ERROR event (410 Gone) this loop must act on.
-        """
-        fn = self.api.list_node if what == "nodes" else self.api.list_pod_for_all_namespaces
-        extra = {} if what == "nodes" else {"field_selector": _POD_FIELDS}
-        resp: Any = fn(
-            watch=True,
-            resource_version=rv,
-            timeout_seconds=self.watch_timeout_s,
-            allow_watch_bookmarks=True,
-            _preload_content=False,
-            _request_timeout=self.watch_timeout_s + 30,
-            **extra,
-        )
-        try:
-            for line in iter_resp_lines(resp):  # type: ignore[no-untyped-call]
-                if self._stop.is_set():
-                    break
-                if not line:
-                    continue
-                event = json.loads(line)
-                kind, obj = str(event.get("type")), event.get("object") or {}
-                if kind == "ERROR":
-                    code = obj.get("code")
-                    raise ApiException(status=code, reason=f"{obj.get('reason')}: {obj.get('message')}")
-                rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
-                if kind == "BOOKMARK":
-                    continue
-                if what == "nodes":
-                    self._set_node(kind, obj)
-                else:
-                    self._set_pod(kind, obj)
-        finally:
-            resp.close()
-            resp.release_conn()
-        return rv
-
-    def _run(self, what: str) -> None:
-        rv: str | None = None
-        while not self._stop.is_set():
-            try:
-                if rv is None:
-                    rv = self._relist(what)
-                rv = self._watch(what, rv)
-            except ApiException as exc:
-                if exc.status == 410:
-                    log.info("%s watch expired (410 Gone): re-listing", what)
-                    rv = None
-                    continue
-                log.warning(
-                    "%s: API server answered %s %s; retrying in %.0f s", what, exc.status, exc.reason, self.backoff_s
-                )
-                rv = None if exc.status in (401, 403, 404) else rv
-                self._stop.wait(self.backoff_s)
-            except Exception as exc:  # dropped connections, timeouts, bad chunks: resume from rv
-                log.warning("%s watch interrupted (%s); resuming from resourceVersion %s", what, exc, rv)
-                self._stop.wait(self.backoff_s)
-
-    def start(self) -> None:
-        for what in ("nodes", "pods"):
-            thread = threading.Thread(target=self._run, args=(what,), name=f"watch-{what}", daemon=True)
-            thread.start()
-            self._threads.append(thread)
-
-    def stop(self) -> None:
-        self._stop.set()

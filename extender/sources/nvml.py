@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from extender.errors import SourceError
 from extender.model.topology import Gpu, GpuTopology, Link, MigInstance, PcieLevel
 
 __all__ = [
@@ -48,7 +49,7 @@ _MIG_PROFILE = re.compile(r"(\d+g\.\d+gb(?:\+\w+)?)", re.IGNORECASE)
 _BUS_ID = re.compile(r"^(?:([0-9a-fA-F]+):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])$")
 
 
-class NvmlUnavailable(RuntimeError):
+class NvmlUnavailable(SourceError):
     """NVML cannot be used on this machine (no library, no driver); the message says which."""
 
 
@@ -185,7 +186,12 @@ def discover_topology(nvml: ModuleType, sysfs: Path = Path("/sys"), clique: str 
                 mig=_mig_instances(nvml, h),
             )
         )
+    return GpuTopology(gpus, _links(nvml, handles, bus_ids), clique=clique)
 
+
+def _links(nvml: ModuleType, handles: list[Any], bus_ids: list[str | None]) -> list[Link]:
+    """Every pair's NVLink count (direct, plus shared NVSwitch links) and PCIe common ancestor."""
+    count = len(handles)
     index_of_bus = {b: i for i, b in enumerate(bus_ids) if b is not None}
     direct: dict[tuple[int, int], int] = {}
     switch_links: list[int] = []
@@ -217,7 +223,7 @@ def discover_topology(nvml: ModuleType, sysfs: Path = Path("/sys"), clique: str 
             if switch_links[i] and switch_links[j]:
                 nvlinks += min(switch_links[i], switch_links[j])
             links.append(Link(i, j, nvlinks, _LEVEL_OF_NVML.get(level) if level is not None else None))
-    return GpuTopology(gpus, links, clique=clique)
+    return links
 
 
 def mig_layout(nvml: ModuleType) -> tuple[tuple[str, ...] | None, ...]:

@@ -8,10 +8,10 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from extender.cluster.state import ClusterState
+from extender.cluster.state import ClusterState, NodeState
 from extender.model.series_map import Directory, PodPlace, directory_of_places, pod_place
 
-__all__ = ["PodIndex", "directory_source"]
+__all__ = ["PodIndex", "directory_source", "gpu_memory_bounds"]
 
 
 class PodIndex:
@@ -23,7 +23,7 @@ class PodIndex:
 
     def put(self, kind: str, pod: Mapping[str, Any]) -> None:
         uid = str((pod.get("metadata") or {}).get("uid") or "")
-        place = pod_place(pod) if kind != "DELETED" else None
+        place = _place(pod) if kind != "DELETED" else None
         with self._lock:
             if place is None:
                 self._places.pop(uid, None)
@@ -33,7 +33,7 @@ class PodIndex:
     def reset(self, pods: Iterable[Mapping[str, Any]]) -> None:
         fresh = {}
         for pod in pods:
-            place = pod_place(pod)
+            place = _place(pod)
             if place is not None:
                 fresh[str((pod.get("metadata") or {}).get("uid") or "")] = place
         with self._lock:
@@ -44,10 +44,37 @@ class PodIndex:
             return list(self._places.values())
 
 
+def _place(pod: Mapping[str, Any]) -> PodPlace | None:
+    """Where a pod runs; a pod of a shape that cannot be read is placed nowhere (the cluster model
+    counts it as invalid) rather than stopping the index."""
+    try:
+        return pod_place(pod)
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def gpu_memory_bounds(nodes: Mapping[str, NodeState]) -> dict[str, int]:
+    """Node → the memory of its largest GPU (MiB), where the model knows it: the most any one
+    telemetry value about that node's GPU memory can truthfully say."""
+    bounds = {}
+    for name, node in nodes.items():
+        sizes = [g.memory_mib for g in node.topology.gpus if g.memory_mib] if node.topology else []
+        size = max(sizes) if sizes else node.gpu_memory_mib
+        if size and size > 0:
+            bounds[name] = size
+    return bounds
+
+
 def directory_source(state: ClusterState, pods: PodIndex | Iterable[Mapping[str, Any]]) -> Callable[[], Directory]:
-    """What a telemetry source asks before each poll: the model's nodes now, and where pods run."""
+    """What a telemetry source asks before each poll: the model's nodes now, where pods run, and
+    how much memory each node's GPUs have."""
+
+    def now(places: Iterable[PodPlace]) -> Directory:
+        nodes = state.nodes_by_name()
+        return directory_of_places(nodes, places, gpu_memory_bounds(nodes))
+
     if isinstance(pods, PodIndex):
         index = pods
-        return lambda: directory_of_places(state.nodes_by_name(), index.places())
-    places = [p for p in (pod_place(pod) for pod in pods) if p is not None]  # a snapshot: fixed
-    return lambda: directory_of_places(state.nodes_by_name(), places)
+        return lambda: now(index.places())
+    fixed = [p for p in (pod_place(pod) for pod in pods) if p is not None]  # a snapshot: fixed
+    return lambda: now(fixed)

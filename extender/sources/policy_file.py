@@ -7,7 +7,9 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from extender.errors import validation_problems
 from extender.scoring import PolicyError, ScoringPolicy
+from extender.sources.documents import load_document
 
 __all__ = ["load_policy"]
 
@@ -15,7 +17,7 @@ __all__ = ["load_policy"]
 def load_policy(path: str | Path) -> ScoringPolicy:
     """The policy in ``path``; a :class:`PolicyError` lists every bad field at once."""
     try:
-        doc = yaml.safe_load(Path(path).read_text()) or {}
+        doc = load_document(Path(path).read_text()) or {}
     except OSError as exc:
         raise PolicyError(f"cannot read policy {path}: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
@@ -23,5 +25,4 @@ def load_policy(path: str | Path) -> ScoringPolicy:
     try:
         return ScoringPolicy.model_validate(doc)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(top)'}: {e['msg']}" for e in exc.errors())
-        raise PolicyError(f"policy {path}: {problems}") from None
+        raise PolicyError(f"policy {path}: {validation_problems(exc, top='(top)', limit=None)}") from None

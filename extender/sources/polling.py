@@ -6,6 +6,8 @@ import logging
 import threading
 
 from extender.model.readings import TelemetryBoard
+from extender.sources.backoff import Backoff
+from extender.sources.invalid import printable
 
 __all__ = ["Telemetry"]
 
@@ -14,8 +16,8 @@ log = logging.getLogger(__name__)
 
 class Telemetry:
     """A board plus whatever keeps it fresh. The static source is only the board; polled sources
-    override :meth:`refresh`, which runs every ``interval_s`` on a background thread (backing off to
-    5 minutes while it fails, the board meanwhile aging)."""
+    override :meth:`refresh`, which runs every ``interval_s`` on a background thread (while it fails,
+    retried after jittered, doubling waits of up to 5 minutes, the board meanwhile aging)."""
 
     interval_s: float = 15.0
 
@@ -30,17 +32,23 @@ class Telemetry:
         return len(self.board)
 
     def _loop(self) -> None:
-        backoff = self.interval_s
+        backoff = Backoff(self.interval_s, max(300.0, self.interval_s))
         while not self._stop.is_set():
             try:
                 count = self.refresh()
                 log.debug("telemetry from %s: %d GPU readings", self.describe, count)
-                backoff = self.interval_s
+                backoff.reset()
+                wait = self.interval_s
             except Exception as exc:  # any failure: keep serving the aging board, say why, retry later
                 self.board.failed(str(exc))
-                log.warning("telemetry from %s failed: %s (readings age until it recovers)", self.describe, exc)
-                backoff = min(backoff * 2, 300.0)
-            self._stop.wait(backoff)
+                wait = backoff.next_wait()
+                log.warning(
+                    "telemetry from %s failed: %s (readings age until it recovers; next try in %.0f s)",
+                    self.describe,
+                    printable(str(exc)),
+                    wait,
+                )
+            self._stop.wait(wait)
 
     def start(self) -> None:
         if self._thread is None and type(self).refresh is not Telemetry.refresh:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from extender.errors import InputError
 from extender.model.dcgm import FIELDS, SM_FIELDS
 from extender.model.readings import GpuReading, TelemetryBoard
 from extender.model.series_map import Directory, SeriesPlace, place_series
@@ -39,7 +40,7 @@ log = logging.getLogger(__name__)
 _SM_KINDS = {kind for kind, _, _ in SM_FIELDS}
 
 
-class PrometheusUrlError(ValueError):
+class PrometheusUrlError(InputError):
     """A --prometheus value that cannot be a Prometheus server's address; the message says why."""
 
 
@@ -162,7 +163,7 @@ class PrometheusTelemetry(Telemetry):
                     miss.reason,
                     miss.fix,
                 )
-        self.board.replace(tally.readings, now, tally.census)
+        self.board.replace(tally.readings, now, tally.census, tally.rejected)
         return len(tally.readings)
 
     def _history(self, metric: str, selector: str, now: float, window_s: float, step_s: float) -> list[dict[str, Any]]:

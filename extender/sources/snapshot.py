@@ -28,10 +28,11 @@ Both forms become Node and Pod objects and go through the same code as the live 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import combinations
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -48,16 +49,18 @@ from extender.cluster.state import (
     node_state,
     parse_time,
 )
+from extender.errors import InputError
 from extender.model.machines import bundled_machines
 from extender.model.pods import ANNOTATION_GPU_MEMORY, GPU_RESOURCE, MIG_PREFIX
 from extender.model.readings import GpuReading, TelemetryBoard
-from extender.model.smi_topo import parse_topo_matrix
-from extender.model.topology import Gpu, GpuTopology, Link, PcieLevel, TopologyError
+from extender.model.smi_topo import parse_topo_matrix, parse_topology_text
+from extender.model.topology import GpuTopology, TopologyError
+from extender.sources.documents import load_document
 
 __all__ = ["Snapshot", "SnapshotError", "load_snapshot", "parse_snapshot", "simulated_cluster"]
 
 
-class SnapshotError(ValueError):
+class SnapshotError(InputError):
     """A snapshot file could not be used; the message says what and where."""
 
 
@@ -104,8 +107,7 @@ def _topology(entry: Mapping[str, Any], where: str) -> GpuTopology | None:
             return None
         if isinstance(raw, Mapping):
             return GpuTopology.from_dict(raw)
-        text = str(raw)
-        return GpuTopology.from_json(text) if text.lstrip().startswith("{") else parse_topo_matrix(text)
+        return parse_topology_text(str(raw))
     except TopologyError as exc:
         raise SnapshotError(f"{where}: {exc}") from None
 
@@ -234,7 +236,7 @@ def load_snapshot(path: str | Path, now: float | None = None) -> Snapshot:
     except (OSError, UnicodeDecodeError) as exc:
         raise SnapshotError(f"cannot read snapshot {path}: {exc}") from None
     try:
-        doc = yaml.safe_load(text)
+        doc = load_document(text)
     except yaml.YAMLError as exc:
         raise SnapshotError(f"snapshot {path} is not YAML or JSON: {exc}") from None
     try:
@@ -243,92 +245,12 @@ def load_snapshot(path: str | Path, now: float | None = None) -> Snapshot:
         raise SnapshotError(f"snapshot {path}: {exc}") from None
 
 
-def _t4_timesliced() -> dict[str, Any]:
-    """4× T4 (16 GB) on PCIe, two per socket (PHB within, SYS across); no NVLink."""
-    gpus = [Gpu(i, product="Tesla T4", memory_mib=15360, numa_node=i // 2) for i in range(4)]
-    links = [Link(a, b, 0, PcieLevel.PHB if a // 2 == b // 2 else PcieLevel.SYS) for a, b in combinations(range(4), 2)]
-    return GpuTopology(gpus, links).to_dict()
-
-
 def simulated_cluster(now: float | None = None) -> Snapshot:
-    """A small cluster of real machines, some GPUs held, with synthetic telemetry; runs anywhere."""
-    at = now if now is not None else time.time()
-    idle: dict[str, float] = {"sm_util": 0, "memory_used_mib": 0}
+    """A small cluster of real machines, some GPUs held, with synthetic telemetry; runs anywhere.
 
-    def gpus(total: int, busy: Mapping[int, Mapping[str, float]]) -> list[dict[str, Any]]:
-        return [{"gpu": g, "memory_total_mib": total, **busy.get(g, idle)} for g in range(8)]
-
-    busy: dict[str, float] = {"sm_util": 92, "memory_used_mib": 14000}
-    doc: dict[str, Any] = {
-        "nodes": [
-            {
-                "name": "dgx1-v100-a",
-                "machine": "dgx1-v100",
-                "free": [4, 5, 6, 7],
-                "labels": {"nvidia.com/gpu.product": "Tesla-V100-SXM2-16GB", "nvidia.com/gpu.memory": "16384"},
-                "telemetry": gpus(16384, dict.fromkeys(range(4), busy)),
-            },
-            {
-                "name": "dgx1-v100-b",
-                "machine": "dgx1-v100",
-                "free": [0, 2, 4, 5, 6],
-                "labels": {"nvidia.com/gpu.product": "Tesla-V100-SXM2-16GB", "nvidia.com/gpu.memory": "16384"},
-                "telemetry": gpus(16384, {1: busy, 3: busy, 7: busy}),
-            },
-            {
-                "name": "hgx-h100-a",
-                "machine": "hgx-h100",
-                "free": [2, 3, 4, 5, 6, 7],
-                "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.memory": "81559"},
-                # GPU 3 is free by the kubelet's count yet 61 GiB of its VRAM is held: a leftover process.
-                "telemetry": gpus(
-                    81559,
-                    {
-                        0: {"sm_util": 97, "memory_used_mib": 70000},
-                        1: {"sm_util": 95, "memory_used_mib": 70000},
-                        3: {"sm_util": 0, "memory_used_mib": 62464},
-                    },
-                ),
-            },
-            {
-                "name": "l40s-a",
-                "machine": "l40s-pcie",
-                "free": [0, 1, 4, 6],
-                "labels": {"nvidia.com/gpu.product": "NVIDIA-L40S", "nvidia.com/gpu.memory": "46068"},
-                "telemetry": gpus(46068, {2: busy, 3: busy, 5: busy, 7: busy}),
-            },
-            {
-                "name": "a100-mig-a",
-                "gpus": 0,
-                "mig": {"1g.5gb": 7},
-                "labels": {
-                    "nvidia.com/gpu.product": "NVIDIA-A100-PCIE-40GB",
-                    "nvidia.com/gpu.memory": "40960",
-                    "nvidia.com/mig.strategy": "mixed",
-                    "nvidia.com/gpu.count": "1",
-                },
-            },
-            {
-                "name": "t4-ts-a",
-                "topology": _t4_timesliced(),
-                "labels": {
-                    "nvidia.com/gpu.product": "Tesla-T4",
-                    "nvidia.com/gpu.memory": "15360",
-                    "nvidia.com/gpu.replicas": "4",
-                    "nvidia.com/gpu.sharing-strategy": "time-slicing",
-                },
-            },
-        ],
-        "pods": [
-            {"name": "train-llama", "namespace": "ml", "node": "dgx1-v100-a", "gpus": 4},
-            {"name": "notebook-1", "namespace": "research", "node": "dgx1-v100-b", "gpus": 1},
-            {"name": "finetune", "namespace": "ml", "node": "dgx1-v100-b", "gpus": 2},
-            {"name": "serve-70b", "namespace": "serving", "node": "hgx-h100-a", "gpus": 2},
-            {"name": "render-1", "namespace": "media", "node": "l40s-a", "gpus": 2},
-            {"name": "render-2", "namespace": "media", "node": "l40s-a", "gpus": 2},
-            {"name": "mig-inference", "namespace": "serving", "node": "a100-mig-a", "mig": {"1g.5gb": 2}},
-            {"name": "tiny-llm", "namespace": "serving", "node": "t4-ts-a", "gpus": 2, "gpu_memory": "6Gi"},
-            {"name": "embedder", "namespace": "serving", "node": "t4-ts-a", "gpus": 1, "gpu_memory": "4Gi"},
-        ],
-    }
-    return parse_snapshot(doc, now=at)
+    Six nodes (``simulated_cluster.json`` beside this module): two DGX-1 V100 and an HGX H100 with
+    some GPUs held, an L40S PCIe box, an A100 in mixed MIG mode and four time-sliced T4s. GPU 3 of
+    the H100 is free by the kubelet's count yet 61 GiB of its VRAM is held: a leftover process.
+    """
+    text = resources.files(__package__).joinpath("simulated_cluster.json").read_text(encoding="utf-8")
+    return parse_snapshot(json.loads(text), now=now if now is not None else time.time())

@@ -144,3 +144,22 @@ def test_a_node_that_changes_is_judged_again(api: TestClient, advisor) -> None: 
     assert reply["NodeNames"] == [] and reply["FailedNodes"] == {
         "dgx1-v100-a": "0 of 8 GPUs free by its last report, pod needs 4"
     }
+
+
+def test_a_reused_reply_follows_a_node_that_changes(api: TestClient, advisor) -> None:  # type: ignore[no-untyped-def]
+    from extender.cluster.state import node_state
+    from extender.sources.snapshot import parse_snapshot
+
+    body = args({"nvidia.com/gpu": "4"})
+    first = [api.post("/scheduler/prioritize", json=body).content for _ in range(3)]
+    assert first[0] == first[1] == first[2]  # the third is the second's very bytes, reused
+    full = parse_snapshot({"nodes": [{"name": "dgx1-v100-a", "machine": "dgx1-v100", "free": []}]}).nodes[0]
+    advisor.state.put(node_state(full))
+    scores = {h["Host"]: h["Score"] for h in api.post("/scheduler/prioritize", json=body).json()}
+    assert scores["dgx1-v100-a"] == 0 and json.loads(first[2])[0] == {"Host": "dgx1-v100-a", "Score": 10}
+
+
+def test_node_names_that_are_not_all_strings_get_400_naming_the_item(api: TestClient) -> None:
+    body = args({"nvidia.com/gpu": "1"}, names=["dgx1-v100-a", 7])  # type: ignore[list-item]
+    reply = api.post("/scheduler/filter", json=body)
+    assert reply.status_code == 400 and "NodeNames.1: Input should be a valid string" in reply.json()["detail"]

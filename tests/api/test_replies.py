@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from extender.http.replies import ReplyFragments
+from extender.http.replies import ReplyFragments, WholeReplies
 from extender.model.pods import PodRequest
 from extender.scoring import Verdict
 
@@ -40,3 +40,13 @@ def test_each_pod_request_has_its_own_fragments() -> None:
     other = PodRequest(gpus=4)
     assert fragments.priorities(other, [Verdict("a", True, "x", score=8)]) == '[{"Host":"a","Score":8}]'
     assert fragments.priorities(POD, [Verdict("a", True, "x", score=3)]) == '[{"Host":"a","Score":3}]'
+
+
+def test_a_whole_reply_is_reused_only_for_the_same_names_and_verdicts_version() -> None:
+    whole = WholeReplies()
+    whole.keep("prioritize", POD, ["a", "b"], 3, b"[...]")
+    assert whole.reuse("prioritize", POD, ["a", "b"], 3) is not None
+    assert whole.reuse("prioritize", POD, ["a", "b"], 4) is None  # a verdict was added or forgotten since
+    assert whole.reuse("prioritize", POD, ["b", "a"], 3) is None  # other candidates
+    assert whole.reuse("filter", POD, ["a", "b"], 3) is None  # the other verb
+    assert whole.reuse("prioritize", POD, ["a", "b"], None) is None  # no remembered verdicts at all

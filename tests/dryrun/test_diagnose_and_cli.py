@@ -12,7 +12,7 @@ import yaml
 from extender.advice.diagnose import sm_pattern
 from extender.sources.snapshot import load_snapshot
 from gpu_advisor.cli import main
-from tests.fake_apiserver import FakeApiServer, node, pod
+from tests.fakes.apiserver import FakeApiServer, node, pod
 from tests.kube.test_kube_source import kubeconfig
 
 
@@ -235,7 +235,7 @@ def test_snapshot_exports_the_live_cluster_for_offline_what_ifs(
 
 
 def test_diagnose_reads_the_pods_sm_history_from_prometheus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.fake_prometheus import FakePrometheus
+    from tests.fakes.prometheus import FakePrometheus
 
     labels = {
         "__name__": "DCGM_FI_DEV_GPU_UTIL",

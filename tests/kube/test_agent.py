@@ -14,14 +14,16 @@ import grpc
 import pytest
 from kubernetes import client
 
-from extender.agent.loop import Agent, PodResourcesClient
+from extender.agent.apiserver import ApiTarget, NodeApi
+from extender.agent.loop import Agent
 from extender.agent.podresources import api_pb2, api_pb2_grpc
+from extender.agent.podresources_client import PodResourcesClient
 from extender.cluster.state import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, FreeReport
 from extender.model.topology import GpuTopology
 from extender.sources.nvml import NvmlUnavailable, discover_topology
-from tests import machines
-from tests.fake_apiserver import FakeApiServer, node
-from tests.fake_nvml import fake_pynvml
+from tests.fakes import machines
+from tests.fakes.apiserver import FakeApiServer, node
+from tests.fakes.nvml import fake_pynvml
 
 
 class FakeKubelet(api_pb2_grpc.PodResourcesListerServicer):
@@ -86,12 +88,10 @@ def apiserver() -> Iterator[FakeApiServer]:
 
 
 def make_agent(fake: FakeApiServer, socket: str, tmp_path: Path, clock: Clock, nvml=None) -> Agent:  # type: ignore[no-untyped-def]
-    cfg = client.Configuration()
-    cfg.host = fake.url
     sysfs = MACHINE.write_sysfs(tmp_path / "sys")
     return Agent(
         "gpu-1",
-        client.CoreV1Api(client.ApiClient(cfg)),
+        NodeApi(ApiTarget(fake.url, bearer=lambda: "sa-token")),
         lambda: PodResourcesClient(socket),
         nvml or (lambda: fake_pynvml(MACHINE)),
         min_interval_s=10,
@@ -116,8 +116,10 @@ def test_the_node_gets_its_topology_and_free_gpus(kubelet, apiserver: FakeApiSer
     )
     report = FreeReport.from_json(written[ANNOTATION_FREE_GPUS])
     assert report.free == (2, 3, 4, 5, 6, 7) and report.at == clock.now
-    headers = next(h for m, _, h, _ in apiserver.requests if m == "PATCH")
+    _, path, headers, _ = next(r for r in apiserver.requests if r[0] == "PATCH")
+    assert path == "/api/v1/nodes/gpu-1"
     assert headers["Content-Type"] == "application/merge-patch+json"
+    assert headers["Authorization"] == "Bearer sa-token"
 
 
 def test_a_second_run_with_no_change_writes_nothing(kubelet, apiserver: FakeApiServer, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -233,7 +235,7 @@ def test_the_extender_can_scrape_agents_directly(kubelet, apiserver, tmp_path) -
     from extender.model.pods import PodRequest
     from extender.model.readings import TelemetryBoard
     from extender.scoring import ScoringPolicy, evaluate
-    from extender.sources.agent_scrape import AgentScrapeTelemetry
+    from extender.sources.agent_scrape import AgentScrapeTelemetry, AgentTarget
 
     servicer, socket = kubelet
     servicer.pods[("ml", "train")] = UUIDS[0:2]
@@ -243,7 +245,8 @@ def test_the_extender_can_scrape_agents_directly(kubelet, apiserver, tmp_path) -
     server = agent.serve_http("127.0.0.1", 0)
     try:
         board = TelemetryBoard()
-        scrape = AgentScrapeTelemetry(lambda: [f"http://127.0.0.1:{server.server_address[1]}/metrics"], board)
+        url = f"http://127.0.0.1:{server.server_address[1]}/metrics"
+        scrape = AgentScrapeTelemetry(lambda: [AgentTarget(url, "gpu-1")], board)
         assert scrape.refresh() == 16  # 8 GPUs, keyed by UUID and by index
     finally:
         server.shutdown()
@@ -256,19 +259,27 @@ def test_the_extender_can_scrape_agents_directly(kubelet, apiserver, tmp_path) -
 
 
 def test_agents_are_found_by_their_pod_label(apiserver: FakeApiServer) -> None:
+    from extender.sources.agent_scrape import AgentTarget
     from extender.sources.kube import agent_targets
 
     apiserver.documents["/api/v1/namespaces/gpu-advisor/pods"] = {
         "kind": "PodList",
         "apiVersion": "v1",
         "items": [
-            {"metadata": {"name": "a"}, "status": {"phase": "Running", "podIP": "10.0.0.7"}},
-            {"metadata": {"name": "b"}, "status": {"phase": "Pending"}},
+            {
+                "metadata": {"name": "a"},
+                "spec": {"nodeName": "gpu-7"},
+                "status": {"phase": "Running", "podIP": "10.0.0.7"},
+            },
+            {"metadata": {"name": "b"}, "spec": {"nodeName": "gpu-8"}, "status": {"phase": "Pending"}},
         ],
     }
     cfg = client.Configuration()
     cfg.host = apiserver.url
-    assert agent_targets(client.CoreV1Api(client.ApiClient(cfg)))() == ["http://10.0.0.7:9401/metrics"]
+    # Each agent with the node its pod runs on: what its telemetry is attributed to.
+    assert agent_targets(client.CoreV1Api(client.ApiClient(cfg)))() == [
+        AgentTarget("http://10.0.0.7:9401/metrics", "gpu-7")
+    ]
     _, path, _, _ = next(r for r in apiserver.requests if "namespaces/gpu-advisor/pods" in r[1])
     query = urllib.parse.parse_qs(urllib.parse.urlparse(path).query)
     assert query["labelSelector"] == ["app.kubernetes.io/name=gpu-advisor-agent"]

@@ -14,9 +14,9 @@ from extender.cluster.state import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, Cl
 from extender.model.machines import bundled_machines
 from extender.model.smi_topo import parse_topo_matrix
 from extender.model.topology import GpuTopology
-from extender.sources.kube import KubeSource
+from extender.sources.kube_watch import KubeSource
 from gpu_advisor.cli import main
-from tests.fake_apiserver import FakeApiServer, node, pod
+from tests.fakes.apiserver import FakeApiServer, node, pod
 
 DGX1 = parse_topo_matrix(bundled_machines()["dgx1-v100"])
 

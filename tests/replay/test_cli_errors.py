@@ -29,7 +29,10 @@ def _base(d: Path) -> list[str]:
 
 
 def _write(name: str, text: str) -> Callable[[Path], None]:
-    return lambda d: (d / name).write_text(text) and None
+    def spoil(folder: Path) -> None:
+        (folder / name).write_text(text)
+
+    return spoil
 
 
 CASES: list[tuple[str, Callable[[Path], None], Callable[[Path], list[str]], str]] = [

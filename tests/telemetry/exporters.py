@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.fake_prometheus import parse_exposition
+from tests.fakes.prometheus import parse_exposition
 
 Value = float | Sequence[float]
 

@@ -53,12 +53,13 @@ class Site:
     target_labels: Mapping[str, str] | None = None
     workloads: Sequence[tuple[str, str]] = ()  # (namespace, name) of 1-GPU pods on GPU 0
     product: str = "NVIDIA A100 80GB PCIe"
+    memory_mib: int = 81920  # per GPU: telemetry saying more is rejected as impossible
 
     def topology(self) -> dict[str, Any]:
         uuids: dict[int, str] = {}
         for labels in self.page.sets():
             uuids.setdefault(int(labels["gpu"]), labels.get("UUID") or labels.get("uuid") or "")
-        gpus = [Gpu(i, uuid=u, product=self.product, memory_mib=81920) for i, u in sorted(uuids.items())]
+        gpus = [Gpu(i, uuid=u, product=self.product, memory_mib=self.memory_mib) for i, u in sorted(uuids.items())]
         return GpuTopology(gpus).to_dict()  # PCIe between every pair
 
 
@@ -142,6 +143,7 @@ def sites() -> list[Site]:
             target_labels=_exporter_target("gpu-operator", "nvidia-dcgm-exporter-c9x4m", "10.244.3.7"),
             workloads=[("gpu-test2", "pod")],
             product="NVIDIA GH200 96GB HBM3",
+            memory_mib=97280,
         ),
         Site(
             "gpu-operator-instance-node",

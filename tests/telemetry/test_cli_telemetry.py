@@ -12,7 +12,7 @@ import yaml
 from extender.sources.prometheus import PrometheusTelemetry
 from gpu_advisor.cli import main
 from gpu_advisor.serve import build_advisor
-from tests.fake_prometheus import FakePrometheus
+from tests.fakes.prometheus import FakePrometheus
 
 CLUSTER = {
     "nodes": [{"name": "dgx", "machine": "dgx1-v100"}],

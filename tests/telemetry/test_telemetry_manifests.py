@@ -12,7 +12,7 @@ import yaml
 
 from extender.model.series_map import SeriesPlace, directory, place_series
 from extender.sources.prometheus import prometheus_url
-from tests.test_manifests import REPO, kubectl
+from tests.manifests.rendering import REPO, kubectl
 
 
 def test_uncommenting_the_patch_passes_a_valid_prometheus_url_to_the_advisor(tmp_path: Path) -> None:

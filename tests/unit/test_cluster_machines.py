@@ -21,7 +21,7 @@ def test_nodes_of_one_machine_type_share_one_topology_in_their_cluster_model() -
     state = ClusterState("test")
     a = node_state(_node("a"), machines=state.machines)
     b = node_state(_node("b"), machines=state.machines)
-    assert a.topology is b.topology is not None
+    assert a.topology is not None and a.topology is b.topology
     assert state.machines.placer.wiring(a.topology) is state.machines.placer.wiring(b.topology)
 
 

@@ -9,13 +9,13 @@ import pytest
 from extender.model.smi_topo import parse_topo_matrix
 from extender.model.topology import GpuTopology, PcieLevel
 from extender.sources import nvml
-from tests import machines
-from tests.fake_nvml import fake_pynvml
+from tests.fakes import machines
+from tests.fakes.nvml import FakeMachine, fake_pynvml
 
 TOPO = Path(__file__).parents[1] / "data" / "topo"
 
 
-def discover(machine: machines.FakeMachine, tmp_path: Path) -> GpuTopology:
+def discover(machine: FakeMachine, tmp_path: Path) -> GpuTopology:
     return nvml.discover_topology(fake_pynvml(machine), sysfs=machine.write_sysfs(tmp_path / "sys"))
 
 

@@ -104,12 +104,12 @@ def test_five_free_gpus_and_three_asked_returns_three_not_the_padded_pair() -> N
 def test_impossible_requests_say_why(k: int, free: list[int] | None, required: list[int], reason: str) -> None:
     for policy in ("ideal", "nvidia-best-effort"):
         with pytest.raises(PlacementImpossible, match=reason):
-            best_placement(DGX1, k, free=free, required=required, policy=policy)  # type: ignore[arg-type]
+            best_placement(DGX1, k, free=free, required=required, policy=policy)
 
 
 def test_required_gpus_are_always_in_the_set() -> None:
     for policy in ("ideal", "nvidia-best-effort"):
-        placement = best_placement(DGX1, 2, required=[5], policy=policy)  # type: ignore[arg-type]
+        placement = best_placement(DGX1, 2, required=[5], policy=policy)
         assert 5 in placement.gpus and len(placement.gpus) == 2
 
 
@@ -241,7 +241,7 @@ def test_required_gpus_are_honoured_or_refused_clearly(
     required = data.draw(st.lists(st.sampled_from(topo.indices), max_size=2, unique=True))
     for policy in ("ideal", "nvidia-best-effort"):
         try:
-            placement = best_placement(topo, k, free=free, required=required, policy=policy)  # type: ignore[arg-type]
+            placement = best_placement(topo, k, free=free, required=required, policy=policy)
         except PlacementImpossible as exc:
             assert str(exc) and "\n" not in str(exc)
             continue

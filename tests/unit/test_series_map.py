@@ -124,8 +124,10 @@ def test_a_series_that_places_nowhere_says_why_and_how_to_fix_it(labels: dict[st
 
 def test_the_pod_index_follows_watch_events_for_every_bound_pod() -> None:
     index = PodIndex()
-    exporter = {**pod("nvidia-dcgm-exporter-57pvc", "node-a", "10.244.1.9"), "metadata": {"uid": "u1"}}
-    exporter["metadata"] |= {"name": "nvidia-dcgm-exporter-57pvc", "namespace": "gpu-operator"}
+    exporter = {
+        **pod("nvidia-dcgm-exporter-57pvc", "node-a", "10.244.1.9"),
+        "metadata": {"uid": "u1", "name": "nvidia-dcgm-exporter-57pvc", "namespace": "gpu-operator"},
+    }
     index.reset([exporter])
     index.put("ADDED", {**pod("pending", "", None), "metadata": {"uid": "u2", "name": "pending"}})
     state = ClusterState("test")

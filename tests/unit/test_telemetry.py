@@ -15,7 +15,7 @@ from extender.model.readings import GpuReading, TelemetryBoard
 from extender.model.series_readings import Sample, readings_from_samples
 from extender.model.topology import Gpu
 from extender.sources.prometheus import PrometheusTelemetry, PrometheusUrlError, prometheus_url
-from tests.fake_prometheus import FakePrometheus, parse_exposition
+from tests.fakes.prometheus import FakePrometheus, parse_exposition
 from tests.unit.test_series_map import CLUSTER, GPU0
 
 DATA = Path(__file__).parents[1] / "data" / "telemetry"

@@ -20,7 +20,7 @@ H100 = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
 
 
 def review(obj: dict[str, Any], operation: str = "CREATE") -> dict[str, Any]:
-    doc = json.loads((KUBE / "admission-validate-pod-create.json").read_text())
+    doc: dict[str, Any] = json.loads((KUBE / "admission-validate-pod-create.json").read_text())
     doc["request"]["object"] = obj
     doc["request"]["operation"] = operation
     kind = obj.get("kind", "Pod")

@@ -14,7 +14,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from gpu_advisor.cli import main
-from tests.fake_apiserver import FakeApiServer
+from tests.fakes.apiserver import FakeApiServer
 from tests.kube.test_kube_source import kubeconfig
 from webhook.certs import CertReloader, create_certs
 

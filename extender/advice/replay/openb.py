@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from extender.advice.replay.specs import ArrivalOrder, NodeSpec, Pod, PodShape
+from extender.errors import InputError
 
 TRACES_ENV = "GPU_ADVISOR_TRACES"
 NODE_LIST = "openb_node_list_gpu_node.csv"
@@ -21,7 +22,7 @@ _NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 _POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
 
 
-class ReplayInputError(ValueError):
+class ReplayInputError(InputError):
     """A trace, order or results file is malformed; the message names file:line."""
 
 

@@ -70,56 +70,63 @@ def _error(code: int) -> pynvml.NVMLError:
     return pynvml.NVMLError(code)  # pynvml maps the code to its subclass, e.g. NVMLError_NotSupported
 
 
-def fake_pynvml(machine: FakeMachine, *, library_missing: bool = False) -> types.ModuleType:
-    m = types.ModuleType("pynvml")
-    m.NVMLError = pynvml.NVMLError  # type: ignore[attr-defined]
-    m.NVML_NVLINK_MAX_LINKS = pynvml.NVML_NVLINK_MAX_LINKS  # type: ignore[attr-defined]
-    gpus = machine.gpus
+class _FakeNvml:
+    """The NVML calls the code makes, answered from a machine description (one method each, named
+    as pynvml names them, so the module built below reads like the real one)."""
 
-    def gpu_of(h: _Handle) -> FakeGpu:
-        return gpus[h.gpu]
+    def __init__(self, machine: FakeMachine, library_missing: bool) -> None:
+        self.machine = machine
+        self.gpus = machine.gpus
+        self.library_missing = library_missing
 
-    def nvmlInit() -> None:
-        if library_missing:
+    def _gpu(self, h: _Handle) -> FakeGpu:
+        return self.gpus[h.gpu]
+
+    def _mig(self, h: _Handle) -> FakeMig | None:
+        g = self._gpu(h)
+        return None if h.mig is None or g.mig is None else g.mig[h.mig]
+
+    def nvmlInit(self) -> None:
+        if self.library_missing:
             raise _error(pynvml.NVML_ERROR_LIBRARY_NOT_FOUND)
 
-    def nvmlDeviceGetCount() -> int:
-        return len(gpus)
+    def nvmlDeviceGetCount(self) -> int:
+        return len(self.gpus)
 
-    def nvmlDeviceGetHandleByIndex(i: int) -> _Handle:
-        if not 0 <= i < len(gpus):
+    def nvmlDeviceGetHandleByIndex(self, i: int) -> _Handle:
+        if not 0 <= i < len(self.gpus):
             raise _error(pynvml.NVML_ERROR_INVALID_ARGUMENT)
         return _Handle(i)
 
-    def nvmlDeviceGetName(h: _Handle) -> str:
-        g = gpu_of(h)
-        return g.name if h.mig is None else f"{g.name} MIG {g.mig[h.mig].profile}"  # type: ignore[index]
+    def nvmlDeviceGetName(self, h: _Handle) -> str:
+        mig = self._mig(h)
+        return self._gpu(h).name if mig is None else f"{self._gpu(h).name} MIG {mig.profile}"
 
-    def nvmlDeviceGetUUID(h: _Handle) -> str:
-        g = gpu_of(h)
-        return g.uuid if h.mig is None else g.mig[h.mig].uuid  # type: ignore[index]
+    def nvmlDeviceGetUUID(self, h: _Handle) -> str:
+        mig = self._mig(h)
+        return self._gpu(h).uuid if mig is None else mig.uuid
 
-    def nvmlDeviceGetPciInfo(h: _Handle) -> _Struct:
-        bus = gpu_of(h).bus_id
+    def nvmlDeviceGetPciInfo(self, h: _Handle) -> _Struct:
+        bus = self._gpu(h).bus_id
         return _Struct(busId=bus.encode(), busIdLegacy=bus[4:].encode())
 
-    def nvmlDeviceGetMemoryInfo(h: _Handle) -> _Struct:
-        g = gpu_of(h)
-        total = g.memory_mib if h.mig is None else g.mig[h.mig].memory_mib  # type: ignore[index]
-        used = g.used_mib if h.mig is None else 0
+    def nvmlDeviceGetMemoryInfo(self, h: _Handle) -> _Struct:
+        g, mig = self._gpu(h), self._mig(h)
+        total = g.memory_mib if mig is None else mig.memory_mib
+        used = g.used_mib if mig is None else 0
         return _Struct(total=total * _MIB, used=used * _MIB, free=(total - used) * _MIB)
 
-    def nvmlDeviceGetUtilizationRates(h: _Handle) -> _Struct:
-        return _Struct(gpu=gpu_of(h).sm_util, memory=0)
+    def nvmlDeviceGetUtilizationRates(self, h: _Handle) -> _Struct:
+        return _Struct(gpu=self._gpu(h).sm_util, memory=0)
 
-    def nvmlDeviceGetTopologyCommonAncestor(a: _Handle, b: _Handle) -> int:
+    def nvmlDeviceGetTopologyCommonAncestor(self, a: _Handle, b: _Handle) -> int:
         key = (min(a.gpu, b.gpu), max(a.gpu, b.gpu))
-        if key not in machine.pcie:
+        if key not in self.machine.pcie:
             raise _error(pynvml.NVML_ERROR_NOT_SUPPORTED)
-        return _LEVEL[machine.pcie[key]]
+        return _LEVEL[self.machine.pcie[key]]
 
-    def _link(h: _Handle, link: int) -> tuple[int, str | None]:
-        g = gpu_of(h)
+    def _link(self, h: _Handle, link: int) -> tuple[int, str | None]:
+        g = self._gpu(h)
         if not g.nvlink_supported:
             raise _error(pynvml.NVML_ERROR_NOT_SUPPORTED)
         if link >= max(len(g.nvlinks), 1) or link >= pynvml.NVML_NVLINK_MAX_LINKS:
@@ -128,51 +135,43 @@ def fake_pynvml(machine: FakeMachine, *, library_missing: bool = False) -> types
             raise _error(pynvml.NVML_ERROR_NOT_SUPPORTED)
         return g.nvlinks[link]
 
-    def nvmlDeviceGetNvLinkState(h: _Handle, link: int) -> int:
-        _link(h, link)
+    def nvmlDeviceGetNvLinkState(self, h: _Handle, link: int) -> int:
+        self._link(h, link)
         return 1
 
-    def nvmlDeviceGetNvLinkRemoteDeviceType(h: _Handle, link: int) -> int:
-        return _link(h, link)[0]
+    def nvmlDeviceGetNvLinkRemoteDeviceType(self, h: _Handle, link: int) -> int:
+        return self._link(h, link)[0]
 
-    def nvmlDeviceGetNvLinkRemotePciInfo(h: _Handle, link: int) -> _Struct:
-        _kind, bus = _link(h, link)
+    def nvmlDeviceGetNvLinkRemotePciInfo(self, h: _Handle, link: int) -> _Struct:
+        _kind, bus = self._link(h, link)
         if bus is None:  # a switch's PCI info is not a GPU's; real NVML returns the switch's id
             return _Struct(busId=b"00000000:FF:00.0")
         return _Struct(busId=bus.encode())
 
-    def nvmlDeviceGetMigMode(h: _Handle) -> list[int]:
-        g = gpu_of(h)
+    def nvmlDeviceGetMigMode(self, h: _Handle) -> list[int]:
+        g = self._gpu(h)
         if g.mig is None and "A100" not in g.name and "H100" not in g.name:
             raise _error(pynvml.NVML_ERROR_NOT_SUPPORTED)
         on = int(g.mig is not None)
         return [on, on]
 
-    def nvmlDeviceGetMaxMigDeviceCount(h: _Handle) -> int:
+    def nvmlDeviceGetMaxMigDeviceCount(self, h: _Handle) -> int:
         return 7
 
-    def nvmlDeviceGetMigDeviceHandleByIndex(h: _Handle, slot: int) -> _Handle:
-        g = gpu_of(h)
+    def nvmlDeviceGetMigDeviceHandleByIndex(self, h: _Handle, slot: int) -> _Handle:
+        g = self._gpu(h)
         if g.mig is None or slot >= len(g.mig):
             raise _error(pynvml.NVML_ERROR_NOT_FOUND)
         return _Handle(h.gpu, slot)
 
-    for fn in (
-        nvmlInit,
-        nvmlDeviceGetCount,
-        nvmlDeviceGetHandleByIndex,
-        nvmlDeviceGetName,
-        nvmlDeviceGetUUID,
-        nvmlDeviceGetPciInfo,
-        nvmlDeviceGetMemoryInfo,
-        nvmlDeviceGetUtilizationRates,
-        nvmlDeviceGetTopologyCommonAncestor,
-        nvmlDeviceGetNvLinkState,
-        nvmlDeviceGetNvLinkRemoteDeviceType,
-        nvmlDeviceGetNvLinkRemotePciInfo,
-        nvmlDeviceGetMigMode,
-        nvmlDeviceGetMaxMigDeviceCount,
-        nvmlDeviceGetMigDeviceHandleByIndex,
-    ):
-        setattr(m, fn.__name__, fn)
+
+def fake_pynvml(machine: FakeMachine, *, library_missing: bool = False) -> types.ModuleType:
+    """A stand-in for the ``pynvml`` module, answering from ``machine``."""
+    m = types.ModuleType("pynvml")
+    m.NVMLError = pynvml.NVMLError  # type: ignore[attr-defined]
+    m.NVML_NVLINK_MAX_LINKS = pynvml.NVML_NVLINK_MAX_LINKS  # type: ignore[attr-defined]
+    fake = _FakeNvml(machine, library_missing)
+    for name in dir(fake):
+        if name.startswith("nvml"):
+            setattr(m, name, getattr(fake, name))
     return m

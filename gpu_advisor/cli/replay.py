@@ -3,7 +3,7 @@
 Replays the pods' arrivals (shipped orders, or drawn per seed) through each policy and prints
 unallocated GPU % and frag/total % at 75-130 % arrived demand (mean ± sd over seeds); `--json`,
 `--plot` and `--compare-published` add the contract's document, a PNG and the FGD paper's figures.
-Bad input is one line on stderr and exit 2.
+Bad input is one line on stderr and exit 2 (the error tree's `InputError`s, reported by `exits`).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from extender.advice.replay.openb import ReplayInputError
+from gpu_advisor.cli.exits import CliError
 
 __all__ = ["DEFAULT_SEEDS", "parse_policies", "parse_seeds", "register"]
 
 DEFAULT_SEEDS = "42-51"
-EXIT_BAD_INPUT = 2
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -124,12 +124,8 @@ def _run(args: argparse.Namespace) -> int:
 def _cmd_replay(args: argparse.Namespace) -> int:
     try:
         return _run(args)
-    except ReplayInputError as exc:
-        print(f"gpu-advisor: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
     except OSError as exc:  # an output file that could not be written after all
-        print(f"gpu-advisor: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        raise CliError(f"{exc.filename or ''}: {exc.strerror or exc}") from None
 
 
 def register(commands: Any) -> None:
@@ -138,7 +134,9 @@ def register(commands: Any) -> None:
         "replay",
         help="how many GPUs each policy leaves unusable as a cluster fills: replay a trace of pods",
     )
-    replay.add_argument("--nodes", required=True, metavar="FILE|kube", help="openb node CSV, snapshot, or kube")
+    replay.add_argument(
+        "--nodes", required=True, metavar="FILE|kube", help="openb node CSV, snapshot file, kube or simulated"
+    )
     replay.add_argument("--pods", required=True, type=Path, metavar="FILE", help="openb pod CSV or Pod objects")
     replay.add_argument("--orders", type=Path, metavar="DIR", help="shipped orders: <pods stem>.{order,nodes}.txt")
     replay.add_argument("--seeds", default=DEFAULT_SEEDS, metavar="LIST", help="e.g. 42,43 or 42-51 (default)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from tests.fake_nvml import GPU, SWITCH, FakeGpu, FakeMachine, FakeMig
+from tests.fakes.nvml import GPU, SWITCH, FakeGpu, FakeMachine, FakeMig
 
 
 def _pcie_by_socket(sockets: list[int], switch_pairs: set[tuple[int, int]] = frozenset()) -> dict[tuple[int, int], str]:  # type: ignore[assignment]

@@ -1,0 +1,305 @@
+"""The extender over the wire: the real server against a true no-op, in one run, with wrk.
+
+    apt-get install wrk; pip install -e '.[test]'
+    python benchmarks/wire.py [--nodes 5000] [--duration 3] [--out benchmarks/results]
+
+Builds the 5,000-node synthetic cluster of benchmarks/extender.py as a JSON snapshot, starts
+``gpu-advisor serve --cluster FILE`` on 127.0.0.1 (start-up time to /readyz and resident memory are
+measured), fetches its reply to every body and starts the no-op of benchmarks/wire_servers.py, which
+answers those very bytes. Then wrk (one thread, 1 and 8 connections) POSTs real kube-scheduler bodies
+(the captured filter body, its NodeNames swapped for 1/100/500/5,000 names, pods of 1, 2, 4 and 8 GPUs
+in turn) to /scheduler/filter and /scheduler/prioritize of each, advisor then no-op, for ``--duration``
+seconds each; then all again with a telemetry refresh of every GPU every second. Last, the first call
+of each of a few new pod shapes (cold) at 500 and 5,000 names.
+
+Prints req/s, p50/p99 and the advisor/no-op ratio; writes wire.csv and wire.png to ``--out``.
+All traffic goes to 127.0.0.1. The machine should be otherwise idle: compare ratios, not absolutes.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# Run as a script, this file's folder comes first on sys.path (see benchmarks/extender.py).
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    sys.path.pop(0)
+
+import argparse
+import csv
+import http.client
+import importlib.util
+import json
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+VERBS = ("filter", "prioritize")
+SHAPES = (1, 2, 4, 8)
+TEMPLATE = HERE.parent / "tests/data/kube/extender-filter-cache.json"
+
+
+def synthetic_snapshot(nodes: int) -> dict[str, Any]:
+    """The synthetic cluster benchmarks/extender.py measures (loaded from that file, not copied)."""
+    spec = importlib.util.spec_from_file_location("bench_extender", HERE / "extender.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.synthetic_cluster(nodes)  # type: ignore[no-any-return]
+
+
+def body(names: list[str], gpus: int, memory_gib: int | None = None) -> str:
+    """The captured kube-scheduler filter body with these candidates and a pod of ``gpus`` GPUs."""
+    doc = json.loads(TEMPLATE.read_text())
+    container = doc["Pod"]["spec"]["containers"][0]
+    container["resources"]["limits"]["nvidia.com/gpu"] = str(gpus)
+    container["resources"]["requests"]["nvidia.com/gpu"] = str(gpus)
+    if memory_gib is not None:  # a new pod shape: kube-scheduler's next pending pod
+        doc["Pod"]["metadata"].setdefault("annotations", {})["gpu-advisor.io/gpu-memory"] = f"{memory_gib}Gi"
+    doc["NodeNames"] = names
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def post(port: int, path: str, text: str) -> tuple[float, bytes]:
+    """(seconds, reply) of one POST over a fresh loopback connection."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    started = time.perf_counter()
+    conn.request("POST", path, text.encode(), {"Content-Type": "application/json"})
+    reply = conn.getresponse()
+    data = reply.read()
+    took = time.perf_counter() - started
+    conn.close()
+    if reply.status != 200:
+        raise SystemExit(f"{path} answered {reply.status}: {data[:300]!r}")
+    return took, data
+
+
+def rss_mib(pid: int) -> tuple[float, float]:
+    """(resident, peak resident) MiB of a process, from /proc."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+@contextmanager
+def server(argv: list[str], port: int, timeout: float = 120.0) -> Iterator[tuple[subprocess.Popen[bytes], float]]:
+    """A server process, yielded with its start-up seconds once /readyz answers 200; stopped after."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        while True:
+            if proc.poll() is not None:
+                raise SystemExit(f"server exited: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+                conn.request("GET", "/readyz")
+                if conn.getresponse().status == 200:
+                    break
+            except OSError:
+                pass
+            if time.perf_counter() - started > timeout:
+                raise SystemExit(f"server not ready after {timeout:.0f} s")
+            time.sleep(0.05)
+        yield proc, time.perf_counter() - started
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def wrk(port: int, path: str, bodies_file: Path, connections: int, duration: float) -> dict[str, float]:
+    argv = ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--timeout", "10s", "-s", str(HERE / "wire.lua")]
+    argv += [f"http://127.0.0.1:{port}", "--", str(bodies_file)]
+    out = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "WIRE_PATH": path}, check=False)
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("WIRE ")), None)
+    if line is None:
+        raise SystemExit(f"wrk printed no summary:\n{out.stdout}\n{out.stderr}")
+    found = json.loads(line[5:])
+    if found["errors"] or found["non2xx"]:
+        raise SystemExit(f"wrk saw errors against {path}: {found}")
+    return {
+        "rps": found["requests"] / (found["duration_us"] / 1e6),
+        "p50_ms": found["p50_us"] / 1e3,
+        "p99_ms": found["p99_us"] / 1e3,
+    }
+
+
+def measure(args: argparse.Namespace, snapshot: Path, work: Path, names: list[str]) -> list[dict[str, Any]]:
+    """Every (refresh, names, verb, connections): wrk against the advisor, then against the no-op."""
+    rows: list[dict[str, Any]] = []
+    advisor_port, noop_port = free_port(), free_port()
+    for refresh in (False, True):
+        argv = [sys.executable, str(HERE / "wire_servers.py"), "advisor", "--snapshot", str(snapshot)]
+        argv += ["--port", str(advisor_port)] + (["--refresh", "1"] if refresh else [])
+        with server(argv, advisor_port) as (advisor, _):
+            replies: dict[str, str] = {}
+            files: dict[int, Path] = {}
+            for count in args.counts:
+                lines = []
+                for k in SHAPES:
+                    text = body(names[:count], k)
+                    lines.append(f"{count}-{k}\t{text}")
+                    for verb in VERBS:  # also warms the advisor's memo for these shapes
+                        replies[f"{verb}:{count}-{k}"] = post(advisor_port, f"/scheduler/{verb}", text)[1].decode()
+                files[count] = work / f"bodies-{count}.txt"
+                files[count].write_text("\n".join(lines) + "\n")
+            replies_file = work / "replies.json"
+            noop_argv = [sys.executable, str(HERE / "wire_servers.py"), "noop", "--replies", str(replies_file)]
+            for verb in VERBS:
+                # The no-op answers by X-Wire-Reply key; one no-op process per verb keeps keys plain.
+                mine = {key.split(":")[1]: text for key, text in replies.items() if key.startswith(verb)}
+                replies_file.write_text(json.dumps(mine))
+                with server([*noop_argv, "--port", str(noop_port)], noop_port):
+                    for count in args.counts:
+                        for connections in (1, 8):
+                            row = {"refresh": refresh, "names": count, "verb": verb, "connections": connections}
+                            row |= pair(
+                                args, (advisor_port, noop_port), f"/scheduler/{verb}", files[count], connections
+                            )
+                            rows.append(row)
+                            print_row(row)
+            if refresh:
+                print(f"advisor RSS after the refresh runs: {rss_mib(advisor.pid)[0]:.0f} MiB")
+    return rows
+
+
+def pair(args: argparse.Namespace, ports: tuple[int, int], path: str, bodies: Path, connections: int) -> dict[str, Any]:
+    """Advisor then no-op, ``--repeat`` times in turn (a busy machine slows both alike within a
+    turn); medians, and the spread of the ratio."""
+    turns = [
+        (
+            wrk(ports[0], path, bodies, connections, args.duration),
+            wrk(ports[1], path, bodies, connections, args.duration),
+        )
+        for _ in range(args.repeat)
+    ]
+    ratios = sorted(n["rps"] / a["rps"] for a, n in turns)
+    row: dict[str, Any] = {}
+    for i, who in enumerate(("advisor", "noop")):
+        for key in ("rps", "p50_ms", "p99_ms"):
+            row[f"{who}_{key}"] = statistics.median(turn[i][key] for turn in turns)
+    row |= {"ratio": statistics.median(ratios), "ratio_min": ratios[0], "ratio_max": ratios[-1]}
+    row["load1"] = os.getloadavg()[0]
+    return row
+
+
+def print_row(row: dict[str, Any]) -> None:
+    print(
+        f"{'yes' if row['refresh'] else 'no':>7} {row['names']:>5} {row['verb']:<10} {row['connections']:>2} "
+        f"{row['advisor_rps']:>9.0f} {row['advisor_p50_ms']:>7.2f} {row['advisor_p99_ms']:>7.2f} "
+        f"{row['noop_rps']:>9.0f} {row['noop_p50_ms']:>7.2f} {row['noop_p99_ms']:>7.2f} "
+        f"{row['ratio']:>6.2f}× ({row['ratio_min']:.2f}–{row['ratio_max']:.2f}) load {row['load1']:.1f}",
+        flush=True,
+    )
+
+
+def cold_calls(snapshot: Path, names: list[str], counts: list[int]) -> dict[int, list[float]]:
+    """Milliseconds of the first call of each new pod shape (filter; a fresh connection each)."""
+    port = free_port()
+    argv = [sys.executable, str(HERE / "wire_servers.py"), "advisor", "--snapshot", str(snapshot), "--port", str(port)]
+    found: dict[int, list[float]] = {}
+    with server(argv, port):
+        post(port, "/scheduler/filter", body(names[:5], 1))  # the app's own first-call costs, not a shape's
+        for count in counts:
+            found[count] = []
+            for n, k in enumerate((1, 2, 4, 8, 1, 2, 4, 8)):
+                memory = 1 + n + 10 * counts.index(count)  # a pod shape no call has asked about yet
+                found[count].append(post(port, "/scheduler/filter", body(names[:count], k, memory))[0] * 1e3)
+    return found
+
+
+def startup(snapshot: Path) -> tuple[float, float]:
+    """(seconds to /readyz, resident MiB once ready) of ``gpu-advisor serve --cluster FILE``."""
+    port = free_port()
+    code = "import sys; from gpu_advisor.cli import main; sys.exit(main(sys.argv[1:]))"
+    argv = [sys.executable, "-c", code, "serve", "--cluster", str(snapshot), "--port", str(port)]
+    with server(argv, port) as (proc, seconds):
+        time.sleep(0.5)
+        return seconds, rss_mib(proc.pid)[0]
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
+    for ax, (verb, connections) in zip(axes.flat, [(v, c) for v in VERBS for c in (1, 8)], strict=True):
+        for refresh, style in ((False, "-"), (True, "--")):
+            sel = [r for r in rows if r["verb"] == verb and r["connections"] == connections and r["refresh"] == refresh]
+            xs = [r["names"] for r in sel]
+            tag = " (telemetry refresh 1/s)" if refresh else ""
+            ax.plot(xs, [r["advisor_rps"] for r in sel], "o" + style, color="tab:blue", label="advisor" + tag)
+            ax.plot(xs, [r["noop_rps"] for r in sel], "s" + style, color="tab:gray", label="no-op" + tag)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(f"/scheduler/{verb}, {connections} connection{'s' if connections > 1 else ''}")
+        ax.set_xlabel("candidate node names")
+        ax.set_ylabel("requests/s")
+        ax.grid(True, which="both", alpha=0.3)
+    axes.flat[0].legend(fontsize=7)
+    fig.suptitle("gpu-advisor over loopback (wrk) vs a no-op answering the same bytes")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=5000, help="nodes in the synthetic cluster (default 5000)")
+    parser.add_argument("--duration", type=int, default=3, help="seconds per wrk run (default 3)")
+    parser.add_argument("--repeat", type=int, default=3, help="advisor/no-op turns per case (default 3)")
+    parser.add_argument("--counts", type=lambda s: [int(x) for x in s.split(",")], default=[1, 100, 500, 5000])
+    parser.add_argument("--out", type=Path, default=HERE / "results", help="where wire.csv and wire.png go")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        print("wrk is not installed: apt-get install wrk (Debian/Ubuntu) or brew install wrk", file=sys.stderr)
+        return 2
+    args.counts = [c for c in args.counts if c <= args.nodes]
+    with tempfile.TemporaryDirectory(prefix="wire-bench-") as tmp:
+        work = Path(tmp)
+        snapshot = work / "cluster.json"
+        doc = synthetic_snapshot(args.nodes)
+        snapshot.write_text(json.dumps(doc))
+        names = [n["name"] for n in doc["nodes"]]
+        random.Random(1).shuffle(names)
+        print(f"snapshot: {args.nodes} nodes, {snapshot.stat().st_size / 1e6:.1f} MB JSON; load {os.getloadavg()}")
+        seconds, rss = startup(snapshot)
+        print(f"gpu-advisor serve --cluster FILE: ready in {seconds:.2f} s, {rss:.0f} MiB resident")
+        print(
+            f"{'refresh':>7} {'names':>5} {'verb':<10} {'c':>2} {'adv r/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
+            f"{'noop r/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'ratio':>7}"
+        )
+        rows = measure(args, snapshot, work, names)
+        cold = cold_calls(snapshot, names, [c for c in args.counts if c >= 500])
+    for count, times in cold.items():
+        listed = ", ".join(f"{t:.1f}" for t in times)
+        print(
+            f"cold first call of a new pod shape, {count} names (ms): {listed}; median "
+            f"{statistics.median(times):.1f}, max {max(times):.1f}"
+        )
+    args.out.mkdir(parents=True, exist_ok=True)
+    with (args.out / "wire.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    plot(rows, args.out / "wire.png")
+    print(f"wrote {args.out / 'wire.csv'} and {args.out / 'wire.png'}; start-up {seconds:.2f} s, {rss:.0f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

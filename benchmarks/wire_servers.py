@@ -1,0 +1,114 @@
+"""The two servers benchmarks/wire.py drives: the advisor and a true no-op, under the same settings.
+
+    python benchmarks/wire_servers.py advisor --snapshot FILE --port P [--refresh 1.0]
+    python benchmarks/wire_servers.py noop --replies FILE --port P
+
+``advisor`` is what ``gpu-advisor serve --cluster FILE`` runs (same model load, same app, same uvicorn
+settings, same memory settling), plus, with ``--refresh``, a telemetry source that replaces the whole
+board every so many seconds with fresh readings for every GPU: each refresh stamps every reading
+anew, moves a few GPUs a lot (a job starts or stops) and jitters the rest by a point or two.
+
+``noop`` is a FastAPI app on the same uvicorn settings that reads each body and answers the pre-built
+reply bytes named by the ``X-Wire-Reply`` header (fetched from the advisor beforehand, so they are the
+same size): it shows what the framework, the server and the socket cost with no work at all.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# Run as a script, this file's folder comes first on sys.path (see benchmarks/extender.py).
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    sys.path.pop(0)
+
+import argparse
+import json
+import random
+import time
+
+from fastapi import FastAPI, Request, Response
+
+from extender.http.advisor import Advisor
+from extender.model.readings import GpuReading, TelemetryBoard
+from extender.scoring import ScoringPolicy
+from extender.sources.polling import Telemetry
+from extender.sources.snapshot import load_snapshot
+from gpu_advisor.serve import Background, run, uvicorn_config
+
+
+class SyntheticRefresh(Telemetry):
+    """Fresh readings for every GPU every ``interval_s``: a few move a lot, the rest jitter."""
+
+    def __init__(self, board: TelemetryBoard, readings: dict[tuple[str, str], GpuReading], interval_s: float) -> None:
+        super().__init__(board, "synthetic refresh")
+        self.interval_s = interval_s
+        self._base = dict(readings)
+        self._rnd = random.Random(7)
+        self.count = 0
+
+    def refresh(self) -> int:
+        now, rnd = time.time(), self._rnd
+        fresh: dict[tuple[str, str], GpuReading] = {}
+        for key, r in self._base.items():
+            if rnd.random() < 0.02:  # a job started or stopped on this GPU
+                total = r.memory_total_mib or 81920.0
+                used = rnd.choice([0.0, 4096.0, 30000.0])
+                r = self._base[key] = GpuReading(rnd.choice([0.0, 5.0, 40.0, 95.0]), used, total - used)
+            jitter = rnd.choice((-1.0, 0.0, 1.0))
+            sm = None if r.sm_util is None else max(0.0, min(100.0, r.sm_util + jitter))
+            fresh[key] = GpuReading(sm, r.memory_used_mib, r.memory_free_mib, at=now)
+        self.board.replace(fresh, now)
+        self.count += 1
+        return len(fresh)
+
+
+def serve_advisor(snapshot: str, port: int, refresh: float | None) -> int:
+    policy = ScoringPolicy()
+    snap = load_snapshot(snapshot)
+    board = snap.telemetry(policy.telemetry_max_age_s)
+    advisor = Advisor(state=snap.cluster(f"snapshot {snapshot}"), telemetry=board, policy=policy)
+    background = Background()
+    if refresh:
+        background.parts.append(SyntheticRefresh(board, snap.readings, refresh))
+    return run(advisor, background, "127.0.0.1", port, None, None)
+
+
+def noop_app(replies: dict[str, bytes]) -> FastAPI:
+    app = FastAPI()
+
+    async def answer(request: Request) -> Response:
+        await request.body()
+        return Response(replies[request.headers.get("x-wire-reply", "")], media_type="application/json")
+
+    app.add_api_route("/scheduler/filter", answer, methods=["POST"])
+    app.add_api_route("/scheduler/prioritize", answer, methods=["POST"])
+    app.add_api_route("/readyz", lambda: {"ready": True}, methods=["GET"])
+    return app
+
+
+def serve_noop(replies_file: str, port: int) -> int:
+    import asyncio
+
+    import uvicorn
+
+    replies = {key: text.encode() for key, text in json.loads(Path(replies_file).read_text()).items()}
+    asyncio.run(uvicorn.Server(uvicorn_config(noop_app(replies), "127.0.0.1", port)).serve())
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kind", choices=["advisor", "noop"])
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--snapshot", help="advisor: the cluster snapshot to serve")
+    parser.add_argument("--refresh", type=float, help="advisor: replace the telemetry board every so many seconds")
+    parser.add_argument("--replies", help="noop: JSON file of reply texts by X-Wire-Reply key")
+    args = parser.parse_args()
+    if args.kind == "advisor":
+        return serve_advisor(args.snapshot, args.port, args.refresh)
+    return serve_noop(args.replies, args.port)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

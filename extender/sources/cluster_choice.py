@@ -1,0 +1,87 @@
+"""``--cluster simulated|kube|FILE``: where the cluster model comes from, decided here for every command.
+
+The server keeps a model current (a snapshot file or the simulated cluster once, the live cluster by
+list + watch); explain, diagnose and ``gpu-advisor snapshot`` take one look (the live cluster: one list).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from extender.cluster.state import ClusterState
+from extender.model.readings import TelemetryBoard
+from extender.sources.pod_index import PodIndex
+from extender.sources.snapshot import Snapshot, SnapshotError, load_snapshot, simulated_cluster
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+
+    from extender.sources.kube_watch import KubeSource
+
+__all__ = ["KUBE", "SIMULATED", "LiveModel", "live_model", "one_look", "source_name"]
+
+SIMULATED = "simulated"
+KUBE = "kube"
+
+
+def source_name(cluster: str) -> str:
+    """How the model names its source (``/readyz`` says it): simulated, kube or ``snapshot FILE``."""
+    return cluster if cluster in (SIMULATED, KUBE) else f"snapshot {cluster}"
+
+
+def one_look(cluster: str, kubeconfig: str | None = None) -> Snapshot:
+    """The simulated cluster, a snapshot file, or the live cluster as one list (no watch)."""
+    if cluster == SIMULATED:
+        return simulated_cluster()
+    if cluster == KUBE:
+        # Imported here: the kubernetes client takes a second to import, and most commands never need it.
+        from extender.sources.kube import ApiServerError, api_error_message, kube_api, list_cluster
+
+        try:
+            nodes, pods = list_cluster(kube_api(kubeconfig))
+        except Exception as exc:  # the client raises many kinds; the user needs the one line
+            raise ApiServerError(f"cannot list the cluster: {api_error_message(exc)}") from None
+        return Snapshot(nodes, pods, {}, time.time())
+    return load_snapshot(cluster)
+
+
+@dataclass
+class LiveModel:
+    """What the server judges against, and the API server watch that keeps it current (kube only)."""
+
+    state: ClusterState
+    telemetry: TelemetryBoard | None
+    pods: PodIndex | list[dict[str, Any]]  # where pods run, for placing telemetry series
+    watch: KubeSource | None = None
+
+
+def live_model(
+    cluster: str,
+    kubeconfig: str | None,
+    telemetry_max_age_s: float,
+    on_synced: Callable[[], None],
+    registry: CollectorRegistry | None = None,
+) -> LiveModel:
+    """The model ``gpu-advisor serve`` starts from; ``on_synced`` runs once the live cluster is listed.
+    The live watch registers its metrics (watch health, invalid objects) in ``registry``."""
+    if cluster == KUBE:
+        from extender.sources.kube import ApiServerError, kube_api
+        from extender.sources.kube_watch import KubeSource
+
+        try:
+            api = kube_api(kubeconfig)
+        except Exception as exc:  # the client raises many kinds; the user needs the one line
+            raise ApiServerError(f"cannot reach the cluster: {exc}") from None
+        state = ClusterState(KUBE)
+        watch = KubeSource(api, state, on_synced=on_synced, registry=registry)
+        return LiveModel(state, None, watch.pod_index, watch)
+    if cluster != SIMULATED and not Path(cluster).exists():
+        raise SnapshotError(f"--cluster {cluster}: not 'simulated', 'kube' or an existing snapshot file")
+    snap = one_look(cluster)
+    # The simulated cluster's pods run nowhere a Prometheus could see them.
+    pods = [] if cluster == SIMULATED else snap.pods
+    return LiveModel(snap.cluster(source_name(cluster)), snap.telemetry(telemetry_max_age_s), pods)

@@ -1,0 +1,38 @@
+"""The ``gpu-advisor`` command line: one module per command group, each registering its own subcommands.
+
+Exit codes (``exits``): 0 done; 2 bad input or usage (one line on stderr, never a traceback); 3 a valid
+question with no answer (e.g. no GPU set of that size is free).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Sequence
+
+from extender.errors import GpuAdvisorError
+from gpu_advisor.cli import agent, certs, cluster, replay, serve, topology
+from gpu_advisor.cli.exits import report
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpu-advisor", description="Topology-aware GPU placement advice.")
+    parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for group in (topology, serve, cluster, replay, agent, certs):  # the order `gpu-advisor --help` lists them
+        group.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s %(message)s")
+    try:
+        code: int = args.handler(args)
+    except GpuAdvisorError as exc:
+        return report(exc)
+    except BrokenPipeError:
+        return 0
+    return code

@@ -1,0 +1,116 @@
+"""``gpu-advisor explain|diagnose|snapshot``: questions asked of a cluster (simulated, live or a snapshot)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from extender.cluster.state import ClusterState
+from extender.model.readings import TelemetryBoard
+from extender.sources.cluster_choice import one_look
+from extender.sources.snapshot import Snapshot
+from gpu_advisor.cli.exits import EXIT_NO_ANSWER, CliError
+
+__all__ = ["register"]
+
+_CLUSTER_HELP = "the built-in simulated cluster (default), the live cluster, or a snapshot file"
+
+
+def _telemetry(
+    args: argparse.Namespace, snap: Snapshot, state: ClusterState, max_age_s: float, pod_key: str | None = None
+) -> TelemetryBoard:
+    """The snapshot's readings, or one poll of ``--prometheus`` (with the pod's SM history for diagnose).
+    A malformed URL is bad input; a Prometheus that does not answer only weakens the answer."""
+    board = snap.telemetry(max_age_s)
+    if not args.prometheus:
+        return board
+    from extender.sources.pod_index import directory_source
+    from extender.sources.prometheus import PrometheusTelemetry
+
+    source = PrometheusTelemetry(args.prometheus, board, where=directory_source(state, snap.pods))
+    try:
+        source.refresh_with_history(pod_key) if pod_key else source.refresh()
+    except Exception as exc:  # a missing Prometheus weakens the answer; it does not stop it
+        print(f"gpu-advisor: warning: no telemetry from {args.prometheus}: {exc}", file=sys.stderr)
+    return board
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from extender.advice import render
+    from extender.advice.dryrun import DryRunError, dry_run
+    from extender.http.manifests import read_manifest_file
+    from extender.scoring import ScoringPolicy
+    from webhook.rules import advise_with_rules
+
+    manifest = read_manifest_file(args.manifest)
+    snap = one_look(args.cluster, args.kubeconfig)
+    policy = ScoringPolicy()
+    state = snap.cluster(args.cluster)
+    telemetry = _telemetry(args, snap, state, policy.telemetry_max_age_s)
+    try:
+        answer = dry_run(manifest, state.nodes_by_name(), telemetry, policy, time.time(), None, advise_with_rules)
+    except DryRunError as exc:
+        raise DryRunError(f"{args.manifest}: {exc}") from None
+    print(answer.model_dump_json(indent=2) if args.json else render.dry_run_report(answer))
+    return 0 if answer.schedulable else EXIT_NO_ANSWER
+
+
+def _diagnose(args: argparse.Namespace) -> int:
+    from extender.advice import render
+    from extender.advice.diagnose import diagnose
+    from extender.scoring import ScoringPolicy
+
+    snap = one_look(args.cluster, args.kubeconfig)
+    wanted = (args.namespace, args.pod)
+    pod = next((p for p in snap.pods if _key(p) == wanted), None)
+    if pod is None:
+        raise CliError(f"no GPU pod {args.namespace}/{args.pod} in {args.cluster}")
+    policy = ScoringPolicy()
+    state = snap.cluster(args.cluster)
+    telemetry = _telemetry(args, snap, state, policy.telemetry_max_age_s, f"{args.namespace}/{args.pod}")
+    result = diagnose(pod, state.nodes_by_name(), telemetry, policy, time.time())
+    print(json.dumps(result.to_dict(), indent=2) if args.json else render.diagnosis_report(result))
+    return 0
+
+
+def _key(pod: dict[str, Any]) -> tuple[Any, Any]:
+    meta = pod.get("metadata") or {}
+    return meta.get("namespace"), meta.get("name")
+
+
+def _snapshot(args: argparse.Namespace) -> int:
+    import yaml
+
+    snap = one_look(args.cluster, args.kubeconfig)
+    doc = {"apiVersion": "v1", "kind": "List", "items": [*snap.nodes, *snap.pods]}
+    print(yaml.safe_dump(doc, sort_keys=False), end="")
+    return 0
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    explain = commands.add_parser("explain", help="where would this pod or workload go, and why (or why not)?")
+    explain.add_argument("manifest", metavar="MANIFEST", help="a Pod or workload manifest (YAML or JSON)")
+    explain.add_argument("--cluster", default="simulated", metavar="simulated|kube|FILE", help=_CLUSTER_HELP)
+    explain.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
+    explain.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series: live headroom")
+    explain.add_argument("--json", action="store_true", help="print the dry-run answer as JSON")
+    explain.set_defaults(handler=_explain)
+
+    diag = commands.add_parser(
+        "diagnose", help="why is this GPU pod pending (or slow)? allocation → memory → placement → application"
+    )
+    diag.add_argument("pod", metavar="POD")
+    diag.add_argument("-n", "--namespace", default="default")
+    diag.add_argument("--cluster", default="kube", metavar="kube|FILE", help="the live cluster (default) or a snapshot")
+    diag.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
+    diag.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series (SM history)")
+    diag.add_argument("--json", action="store_true")
+    diag.set_defaults(handler=_diagnose)
+
+    snapshot = commands.add_parser("snapshot", help="print the cluster's GPU state as a snapshot file (YAML)")
+    snapshot.add_argument("--cluster", default="kube", metavar="kube|simulated|FILE")
+    snapshot.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
+    snapshot.set_defaults(handler=_snapshot)

@@ -1,0 +1,124 @@
+"""``gpu-advisor serve``: the scheduler extender, the /v1 API and the admission webhook over HTTP(S)."""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["register"]
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from extender.http.limits import Limits
+    from gpu_advisor.serve import build_advisor, run
+    from webhook.admission import AdmissionSettings
+
+    advisor, background = build_advisor(
+        args.cluster,
+        args.prometheus,
+        args.policy,
+        args.kubeconfig,
+        args.scrape_agents,
+        require_telemetry=args.require_telemetry,
+        telemetry_window_s=args.telemetry_window,
+    )
+    admission = AdmissionSettings(route_gpu_pods_to=args.route_gpu_pods_to)
+    auth = None
+    if args.api_auth:
+        from extender.http.auth import TokenCheck, kube_token_review
+
+        auth = TokenCheck(kube_token_review(args.kubeconfig), tuple(args.api_allow_group or ["system:authenticated"]))
+    limits = Limits(
+        header_timeout_s=args.header_timeout, body_timeout_s=args.body_timeout, dry_run_seconds=args.dry_run_seconds
+    )
+    return run(
+        advisor, background, args.host, args.port, args.tls_cert, args.tls_key, args.tls_port, admission, auth, limits
+    )
+
+
+def _seconds_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 1 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"{text} s: choose between 1 and 3600 seconds")
+    return value
+
+
+def _limits(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument(
+        "--header-timeout",
+        type=_seconds_arg,
+        default=10.0,
+        metavar="SECONDS",
+        help="close a connection that has not sent a request's headers within this (default 10)",
+    )
+    serve.add_argument(
+        "--body-timeout",
+        type=_seconds_arg,
+        default=30.0,
+        metavar="SECONDS",
+        help="answer 408 and close when a request's body has not arrived within this (default 30)",
+    )
+    serve.add_argument(
+        "--dry-run-seconds",
+        type=_seconds_arg,
+        default=10.0,
+        metavar="SECONDS",
+        help="time budget of a dry-run against a snapshot; past it the dry-run is stopped (default 10)",
+    )
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = commands.add_parser("serve", help="run the scheduler extender (and webhook) over HTTP(S)")
+    serve.add_argument(
+        "--cluster",
+        default="simulated",
+        metavar="simulated|kube|FILE",
+        help="the built-in simulated cluster (default), the live cluster, or a snapshot file",
+    )
+    serve.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series, for live telemetry")
+    serve.add_argument(
+        "--require-telemetry",
+        action="store_true",
+        help="exit (2) at start unless the telemetry source answers; later outages only make scores neutral",
+    )
+    serve.add_argument(
+        "--telemetry-window",
+        type=_seconds_arg,
+        default=60.0,
+        metavar="SECONDS",
+        help="SM activity is averaged over this window (default 60)",
+    )
+    serve.add_argument(
+        "--scrape-agents",
+        action="store_true",
+        help="read telemetry from the node agents' /metrics (no Prometheus needed; --cluster kube)",
+    )
+    serve.add_argument("--policy", metavar="FILE", help="scoring policy (YAML/JSON); refused at start if invalid")
+    serve.add_argument(
+        "--kubeconfig", help="kubeconfig file for --cluster kube (default: in-cluster, then ~/.kube/config)"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    serve.add_argument("--tls-cert", metavar="FILE", help="serving certificate (PEM): also serve HTTPS on --tls-port")
+    serve.add_argument("--tls-key", metavar="FILE", help="its private key (PEM); both are reloaded when renewed")
+    serve.add_argument("--tls-port", type=int, default=8443, help="HTTPS port for the webhooks (default 8443)")
+    serve.add_argument(
+        "--route-gpu-pods-to",
+        metavar="SCHEDULER",
+        help="mutating webhook: set schedulerName of GPU Pods that chose none",
+    )
+    serve.add_argument(
+        "--api-auth",
+        action="store_true",
+        help="/v1 asks for a bearer token, checked with the API server (TokenReview): 401/403 without one",
+    )
+    serve.add_argument(
+        "--api-allow-group",
+        action="append",
+        metavar="GROUP",
+        help="with --api-auth: a group whose users may use /v1 (repeatable; default system:authenticated)",
+    )
+    _limits(serve)
+    serve.set_defaults(handler=_serve)

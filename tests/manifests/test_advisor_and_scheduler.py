@@ -1,0 +1,58 @@
+"""The advisor and its kube-scheduler profile point at each other, and the advisor only reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from tests.manifests.rendering import find
+
+
+def test_the_scheduler_profile_calls_the_advisor_service_on_routes_that_exist(rendered: list[dict[str, Any]]) -> None:
+    config = yaml.safe_load(next(iter(find(rendered, "ConfigMap", "gpu-advisor-scheduler-config")["data"].values())))
+    assert config["kind"] == "KubeSchedulerConfiguration" and config["profiles"][0]["schedulerName"] == "gpu-advisor"
+    (extender,) = config["extenders"]
+    service = find(rendered, "Service", "gpu-advisor")
+    port = service["spec"]["ports"][0]["port"]
+    assert (
+        extender["urlPrefix"]
+        == f"http://{service['metadata']['name']}.{service['metadata']['namespace']}.svc:{port}/scheduler"
+    )
+    assert extender["filterVerb"] == "filter" and extender["prioritizeVerb"] == "prioritize"
+    assert extender["nodeCacheCapable"] is True and extender["ignorable"] is True
+    assert "bindVerb" not in extender, "binding stays with kube-scheduler"
+    names = {r["name"] for r in extender["managedResources"]}
+    assert "nvidia.com/gpu" in names and "nvidia.com/mig-1g.5gb" in names
+
+
+def test_the_advisor_runs_two_replicas_with_probes_and_a_disruption_budget(rendered: list[dict[str, Any]]) -> None:
+    deployment = find(rendered, "Deployment", "gpu-advisor")
+    assert deployment["spec"]["replicas"] == 2
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert "--cluster=kube" in container["args"]
+    assert find(rendered, "PodDisruptionBudget", "gpu-advisor")["spec"]["minAvailable"] == 1
+
+
+def test_the_advisor_may_only_read_nodes_and_pods(rendered: list[dict[str, Any]]) -> None:
+    role = find(rendered, "ClusterRole", "gpu-advisor-reader")
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["get", "list", "watch"]}]
+    publisher = find(rendered, "ClusterRole", "gpu-advisor-topology-publisher")
+    assert publisher["rules"][0]["verbs"] == ["get", "patch"]
+    bound = {b["roleRef"]["name"] for b in rendered if b["kind"] == "ClusterRoleBinding"}
+    assert "gpu-advisor-topology-publisher" not in bound
+
+
+def test_the_auth_reader_binding_stays_in_kube_system(rendered: list[dict[str, Any]]) -> None:
+    binding = find(rendered, "RoleBinding", "gpu-advisor-scheduler-auth-reader")
+    assert binding["metadata"]["namespace"] == "kube-system"
+    assert binding["subjects"][0]["namespace"] == "gpu-advisor"
+
+
+def test_the_routes_the_scheduler_and_probes_call_are_served(api) -> None:  # type: ignore[no-untyped-def]
+    for verb in ("filter", "prioritize"):
+        assert api.post(f"/scheduler/{verb}", json={"Pod": {}, "NodeNames": []}).status_code == 200
+    for path in ("/healthz", "/readyz", "/metrics"):
+        assert api.get(path).status_code == 200

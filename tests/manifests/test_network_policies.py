@@ -1,0 +1,105 @@
+"""The NetworkPolicies let in exactly the callers each port is for, on ports the pods really serve."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+from tests.manifests.network import Pod, allowed, ingress_policies
+from tests.manifests.rendering import Doc, find, workloads
+
+NS = "gpu-advisor"
+ADVISOR = Pod(NS, {"app.kubernetes.io/name": "gpu-advisor"})
+AGENT = Pod(NS, {"app.kubernetes.io/name": "gpu-advisor-agent"})
+SCHEDULER = Pod(NS, {"app.kubernetes.io/name": "gpu-advisor-scheduler"})
+KUBE_SCHEDULER = Pod("kube-system", {"component": "kube-scheduler", "tier": "control-plane"})
+PROMETHEUS = Pod("monitoring", {"app.kubernetes.io/name": "prometheus", "prometheus": "k8s"})
+ANY_POD = Pod("ml", {"app": "notebook"})
+# A pod that borrows Prometheus' label in a namespace its owner controls.
+FAKE_PROMETHEUS = Pod("ml", {"app.kubernetes.io/name": "prometheus"})
+# Another namespace that copies the advisor's label on its own pods.
+FAKE_SCHEDULER = Pod("ml", {"app.kubernetes.io/name": "gpu-advisor-scheduler"})
+
+
+def container_ports(rendered: list[Doc], pod: Pod) -> dict[str, int]:
+    (workload,) = [w for w in workloads(rendered) if w["spec"]["template"]["metadata"]["labels"] == {**pod.labels}]
+    return {
+        p["name"]: p["containerPort"] for c in workload["spec"]["template"]["spec"]["containers"] for p in c["ports"]
+    }
+
+
+def test_every_pod_of_the_install_is_selected_by_exactly_one_ingress_policy(rendered: list[Doc]) -> None:
+    for workload in workloads(rendered):
+        labels = workload["spec"]["template"]["metadata"]["labels"]
+        pod = Pod(workload["metadata"]["namespace"], labels)
+        assert len(ingress_policies(rendered, pod)) == 1, workload["metadata"]["name"]
+
+
+def test_every_port_a_policy_names_is_a_port_its_pods_serve(rendered: list[Doc]) -> None:
+    for policy in (d for d in rendered if d["kind"] == "NetworkPolicy"):
+        labels = policy["spec"]["podSelector"]["matchLabels"]
+        served = container_ports(rendered, Pod(NS, labels))
+        for rule in policy["spec"]["ingress"]:
+            for port in rule["ports"]:
+                assert port["port"] in served, (policy["metadata"]["name"], port)
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "port", "expected"),
+    [
+        # The advisor's plain port: the extender calls, /metrics, and /v1/* (which lists GPU pods and UUIDs).
+        (SCHEDULER, ADVISOR, "http", True),
+        (KUBE_SCHEDULER, ADVISOR, "http", True),
+        (PROMETHEUS, ADVISOR, "http", True),
+        (ANY_POD, ADVISOR, "http", False),
+        (FAKE_PROMETHEUS, ADVISOR, "http", False),
+        (FAKE_SCHEDULER, ADVISOR, "http", False),
+        (AGENT, ADVISOR, "http", False),
+        # The webhook port: the API server is no pod, so no selector can name it; open to any source.
+        (ANY_POD, ADVISOR, "https", True),
+        # The agent's metrics: Prometheus, and the advisor with --scrape-agents.
+        (PROMETHEUS, AGENT, "metrics", True),
+        (ADVISOR, AGENT, "metrics", True),
+        (ANY_POD, AGENT, "metrics", False),
+        (FAKE_PROMETHEUS, AGENT, "metrics", False),
+        (SCHEDULER, AGENT, "metrics", False),
+        # kube-scheduler's secure port (health and metrics): Prometheus only.
+        (PROMETHEUS, SCHEDULER, "https", True),
+        (ANY_POD, SCHEDULER, "https", False),
+        (ADVISOR, SCHEDULER, "https", False),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_who_may_reach_which_port(rendered: list[Doc], source: Pod, target: Pod, port: str, expected: bool) -> None:
+    assert allowed(rendered, source, target, port) is expected
+
+
+def test_the_scheduler_reaches_the_extender_on_the_port_its_config_calls(rendered: list[Doc]) -> None:
+    config = yaml.safe_load(next(iter(find(rendered, "ConfigMap", "gpu-advisor-scheduler-config")["data"].values())))
+    url = urlsplit(config["extenders"][0]["urlPrefix"])
+    service = find(rendered, "Service", "gpu-advisor")
+    (service_port,) = [p for p in service["spec"]["ports"] if p["port"] == url.port]
+    target_port = service_port["targetPort"]
+    assert container_ports(rendered, ADVISOR)[target_port] == 8080
+    assert allowed(rendered, SCHEDULER, ADVISOR, target_port)
+    assert not allowed(rendered, ANY_POD, ADVISOR, target_port)
+
+
+def test_the_api_server_reaches_the_webhooks_on_the_port_they_name(rendered: list[Doc]) -> None:
+    service = find(rendered, "Service", "gpu-advisor")
+    hooks = [w for d in rendered if d["kind"].endswith("WebhookConfiguration") for w in d["webhooks"]]
+    for hook in hooks:
+        port = hook["clientConfig"]["service"]["port"]
+        (service_port,) = [p for p in service["spec"]["ports"] if p["port"] == port]
+        assert container_ports(rendered, ADVISOR)[service_port["targetPort"]] == 8443
+        # Any source, the API server included: it calls from a control-plane address, not a pod.
+        assert allowed(rendered, Pod("", {}), ADVISOR, service_port["targetPort"])
+
+
+def test_the_agent_serves_metrics_where_the_advisor_scrapes_them(rendered: list[Doc]) -> None:
+    daemonset = find(rendered, "DaemonSet", "gpu-advisor-agent")
+    (container,) = daemonset["spec"]["template"]["spec"]["containers"]
+    assert "--port=9401" in container["args"]
+    assert container_ports(rendered, AGENT) == {"metrics": 9401}

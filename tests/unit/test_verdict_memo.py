@@ -1,0 +1,27 @@
+"""The verdict memo's table versions: equal versions mean equal verdicts, so a reply may be reused."""
+
+from __future__ import annotations
+
+from extender.model.pods import PodRequest
+from extender.scoring import ScoringPolicy, Verdict, VerdictMemo
+
+
+def test_a_table_gets_a_new_version_when_a_verdict_is_added_or_forgotten() -> None:
+    memo = VerdictMemo()
+    shape = memo.shape(PodRequest(gpus=2), ScoringPolicy(), None)
+    assert memo.version(shape, now=0.0) is None  # nothing remembered for this shape yet
+    table = memo.table(shape, now=0.0)
+    empty = memo.version(shape, now=0.0)
+    memo.remember(shape, table, Verdict("a", True, "fits", score=7), float("inf"), lambda: True)
+    added = memo.version(shape, now=0.0)
+    assert added != empty and memo.version(shape, now=0.0) == added  # reading does not change it
+    memo.forget(["b"])  # any change notice, even for a node this table never judged
+    assert memo.version(shape, now=0.0) != added
+
+
+def test_a_table_has_no_version_once_a_reading_it_used_turned_stale() -> None:
+    memo = VerdictMemo()
+    shape = memo.shape(PodRequest(gpus=1), ScoringPolicy(), None)
+    table = memo.table(shape, now=0.0)
+    memo.remember(shape, table, Verdict("a", True, "fits", score=7), 30.0, lambda: True)
+    assert memo.version(shape, now=29.0) is not None and memo.version(shape, now=30.0) is None

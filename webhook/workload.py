@@ -1,0 +1,90 @@
+"""What the admission rules read and write: the workload (a pod, or a controller's pod template, with
+the model it serves), the cluster as the rules see it, and a finding."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from extender.cluster.selectors import eligible_nodes
+from extender.cluster.state import NodeState
+from extender.model.pods import PodRequest
+from webhook.model_size import ModelGuess, guess_model
+
+__all__ = ["GB_PER_MIB", "MAX_MESSAGE", "ClusterView", "Finding", "Severity", "Workload", "workload_from"]
+
+Severity = Literal["info", "warning", "error"]
+MAX_MESSAGE = 120
+HIGH_PRIORITY_CLASSES = frozenset({"high-priority", "system-cluster-critical", "system-node-critical"})
+# GPU and declared memory are counted in GiB and written "GB", as GPU products are named ("80GB" H100 =
+# 81,559 MiB); model weights are quoted in 10^9 bytes. The 7 % between them is well inside the headroom.
+GB_PER_MIB = 1 / 1024
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    severity: Severity
+    message: str
+    advice: str
+
+    def __post_init__(self) -> None:
+        if len(self.message) > MAX_MESSAGE:
+            object.__setattr__(self, "message", self.message[: MAX_MESSAGE - 1] + "…")
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "severity": self.severity, "message": self.message, "advice": self.advice}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A pod, or the pod template of a controller, as the rules see it."""
+
+    kind: str
+    name: str
+    namespace: str
+    template: Mapping[str, Any]  # {"metadata": …, "spec": …} of the pods it makes
+    request: PodRequest
+    model: ModelGuess | None = field(default=None)
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        return self.template.get("spec") or {}
+
+    @property
+    def latency_sensitive(self) -> bool:
+        if self.request.latency_sensitive:
+            return True
+        spec = self.spec
+        return spec.get("priorityClassName") in HIGH_PRIORITY_CLASSES or int(spec.get("priority") or 0) >= 1_000_000
+
+    def memory_total_gb(self) -> tuple[float, str] | None:
+        """(GB over all its GPUs, where it comes from): declared × GPUs, or the model server's whole need."""
+        if self.request.gpu_memory_mib:
+            return self.request.gpu_memory_mib * GB_PER_MIB * max(1, self.request.gpus), "declared"
+        if self.model is not None:
+            return self.model.need_gb, f"inferred: {self.model.describe()}"
+        return None
+
+    def memory_per_gpu_gb(self) -> tuple[float, str] | None:
+        """(GB per GPU, where it comes from), declared first, else inferred from the model."""
+        if self.request.gpu_memory_mib:
+            return self.request.gpu_memory_mib * GB_PER_MIB, "declared"
+        if self.model is not None:
+            return self.model.need_per_gpu_gb, f"inferred: {self.model.describe()}"
+        return None
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    nodes: tuple[NodeState, ...]
+
+    def eligible(self, workload: Workload) -> list[NodeState]:
+        return eligible_nodes(self.nodes, workload.spec)
+
+
+def workload_from(kind: str, name: str, namespace: str, template: Mapping[str, Any], request: PodRequest) -> Workload:
+    spec = template.get("spec") or {}
+    containers = list(spec.get("containers") or [])
+    return Workload(kind, name, namespace, template, request, guess_model(containers))
