@@ -89,6 +89,8 @@ class MachineTypes:
             if len(self._topologies) > 4096:
                 self._topologies.clear()
             self._topologies[text] = topo
+            if not isinstance(topo, TopologyError):
+                self.placer.wiring(topo)  # a new machine type: its placement tables are built here, not on a request
         if isinstance(topo, TopologyError):
             raise TopologyError(str(topo))
         return topo

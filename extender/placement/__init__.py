@@ -8,8 +8,10 @@ Pair score (NVIDIA's best-effort weights, so our prediction agrees with the devi
 
 A :class:`Policy` chooses a set of k among the free GPUs, one file each: ``nvidia-best-effort``
 (``best_effort.py``: what NVIDIA's allocator picks, computed exactly) and ``ideal`` (``ideal.py``:
-the highest-scoring set, ties broken by what it leaves). Both are exact for up to 16 GPUs (more are
-accepted, but slower).
+the highest-scoring set, ties broken by what it leaves). Both are exact for up to 16 free GPUs; past
+that a bounded search answers (``bounded.py``: greedy plus swaps, with a measured gap), and a node of
+more than 64 GPUs is refused. Boards of up to 8 GPUs are answered from a table built once per machine
+type (``table.py``).
 
 :meth:`Placer.assess` answers everything scoring asks of one node in one trip (an
 :class:`Assessment`). A :class:`Placer` keeps one :class:`Wiring` (matrix and memos) per topology
@@ -67,7 +69,7 @@ def assess(
     cliques: bool = False,
 ) -> Assessment:
     """One-shot :meth:`Placer.assess` (nothing is remembered between calls)."""
-    return Placer().assess(topo, k, free, policy, required, cliques)
+    return Placer(tables=False).assess(topo, k, free, policy, required, cliques)
 
 
 def best_placement(
@@ -81,12 +83,12 @@ def best_placement(
 
     ``free`` defaults to every GPU; ``required`` GPUs must be part of the set.
     """
-    return Placer().best_placement(topo, k, free, required, policy)
+    return Placer(tables=False).best_placement(topo, k, free, required, policy)
 
 
 def leaves_behind(topo: GpuTopology, free: Iterable[int]) -> Leaves:
     """Fragmentation of a free set as it stands: what requests of 2, 4, 8 GPUs could still get."""
-    wiring = Wiring(topo)
+    wiring = Wiring(topo, tables=False)
     return leaves_of(wiring, wiring.matrix.mask_of(free, "free"))
 
 

@@ -11,10 +11,12 @@ free, k=3 gives 3 GPUs, not 2), and nothing panics on odd input.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable
 from itertools import combinations
 from typing import Literal
 
+from extender.placement.bounded import EXACT_LIMIT, good_partition, good_set
 from extender.placement.matrix import PlacementImpossible, bits
 from extender.placement.wiring import Wiring
 
@@ -30,6 +32,8 @@ class NvidiaBestEffort:
         if k == 1:
             # NVIDIA's k=1 shortcut: each GPU is its own partition; the first that holds the required wins.
             return (real[0],) if not required_mask else tuple(bits(required_mask))
+        if len(real) > EXACT_LIMIT:
+            return _bounded(wiring, real, required_mask, k)
         p = _Partitions(wiring, k, required_mask)
         # The partition is rebuilt level by level from the first group (in NVIDIA's order) that
         # reaches the optimum, which is exactly the partition NVIDIA's strict ">" keeps.
@@ -53,6 +57,16 @@ class NvidiaBestEffort:
         return tuple(bits(best_group))
 
 
+def _bounded(wiring: Wiring, real: list[int], required_mask: int, k: int) -> tuple[int, ...]:
+    """Past 16 free GPUs: the best full group of a good partition (NVIDIA's rule on a bounded search);
+    with required GPUs, a good set holding them."""
+    w = wiring.matrix.w
+    if required_mask:
+        return tuple(good_set(w, real, k, bits(required_mask)))
+    groups = [g for g in good_partition(w, real, k) if len(g) == k]
+    return tuple(max(groups, key=wiring.matrix.score))  # max keeps the first of equal scores, as NVIDIA
+
+
 class _Partitions:
     """The best-partition DP for one (wiring, k, required set); sub-results live on the wiring, so
     every query on the same machine type, k and required set shares them (the padding follows from the
@@ -64,12 +78,15 @@ class _Partitions:
         self.big = len(m.indices)  # padding slots sit after every real GPU, as NVIDIA appends them
         self.w = m.w
         self.scores = wiring.group_scores
+        self.set_scores = wiring.set_scores
         self.memo = wiring.partitions.setdefault((k, required_mask), {})
         # A state's best total is the same for any swap of twin GPUs, so states are memoised in a
         # canonical form (each twin class filled from its lowest member). Required GPUs never swap.
         self.canonical = _canonical_form([(c, pre) for c, pre in m.twins if not c & required_mask])
 
     def group_score(self, gmask: int) -> int:
+        if self.set_scores is not None:
+            return self.set_scores[gmask]
         score = self.scores.get(gmask)
         if score is None:
             ps, w = bits(gmask), self.w
@@ -100,7 +117,9 @@ class _Partitions:
             return 0
         key = (self.canonical(slots), pad_left)
         best = self.memo.get(key)
-        if best is None:
+        if best is None and self.set_scores is not None and not self.required_mask:
+            best = self.memo[key] = self._solve_plain(slots, self.set_scores)
+        elif best is None:
             best = -1
             for gmask, padded in self.groups(slots, pad_left):
                 sub = self.solve(slots & ~gmask, pad_left and not padded)
@@ -108,6 +127,20 @@ class _Partitions:
                     best = self.group_score(gmask) + sub
             self.memo[key] = best
         return best
+
+    def _solve_plain(self, slots: int, scores: array[int]) -> int:
+        """:meth:`solve` without required GPUs and with every subset's score at hand: groups as plain
+        masks (the best total does not depend on NVIDIA's order), the last two groups in one pass."""
+        k, members = self.k, bits(slots)
+        count = len(members)
+        if count <= k:
+            return scores[slots]  # one group: k GPUs, or the padded group
+        first, rest = 1 << members[0], [1 << p for p in members[1:]]
+        sizes = (k - 1, count % k - 1) if count % k else (k - 1,)
+        groups = [first | sum(c) for size in sizes for c in combinations(rest, size)]
+        if count <= 2 * k:  # whatever the first group leaves is one group
+            return max([scores[g] + scores[slots ^ g] for g in groups])
+        return max([scores[g] + self.solve(slots ^ g, (count - g.bit_count()) % k != 0) for g in groups])
 
 
 def _canonical_form(twins: list[tuple[int, tuple[int, ...]]]) -> Callable[[int], int]:

@@ -11,9 +11,13 @@ from extender.placement.matrix import Matrix, bits, twin_classes
 __all__ = ["max_sets"]
 
 
-def max_sets(m: Matrix, free_mask: int, k: int, all_ties: bool) -> tuple[int, list[tuple[int, ...]]]:
+def max_sets(m: Matrix, free_mask: int, k: int, all_ties: bool, floor: int = -1) -> tuple[int, list[tuple[int, ...]]]:
     """The best score of a k-set within ``free_mask``, and the canonical sets reaching it (all ties,
-    or just the first found). Sets are tuples of positions, one representative per twin symmetry."""
+    or just the first found). Sets are tuples of positions, one representative per twin symmetry.
+
+    ``floor`` is a score some k-set is known to reach (a greedy set's): branches that cannot reach it
+    are cut from the start. When the best equals the floor and ``all_ties`` is off, no set is listed.
+    """
     free = bits(free_mask)
     classes = twin_classes(m.w, free)
     order = [p for cls in classes for p in cls]
@@ -22,7 +26,7 @@ def max_sets(m: Matrix, free_mask: int, k: int, all_ties: bool) -> tuple[int, li
         next_class += [len(next_class) + len(cls)] * len(cls)
     n, w = len(order), m.w
     top = _top_sums(m, free, order)
-    best = -1
+    best = floor
     found: list[tuple[int, ...]] = []
     chosen: list[int] = []
     gain = [0] * n  # gain[i]: score added by taking order[i] given the chosen ones

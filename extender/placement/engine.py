@@ -13,9 +13,11 @@ from typing import Protocol
 from extender.model.topology import GpuTopology
 from extender.placement.assessment import Assessment, Placement, PolicyName
 from extender.placement.best_effort import NvidiaBestEffort
+from extender.placement.bounded import MAX_GPUS
 from extender.placement.ideal import Ideal
 from extender.placement.leaves import leaves_of
 from extender.placement.matrix import PlacementImpossible, bits, nvlink_clique_mask
+from extender.placement.table import Table
 from extender.placement.wiring import Wiring
 
 __all__ = ["POLICIES", "Placer", "Policy"]
@@ -39,15 +41,21 @@ POLICIES: Mapping[PolicyName, Policy] = {"ideal": Ideal(), "nvidia-best-effort":
 class Placer:
     """Placement answers, remembered per wiring."""
 
-    def __init__(self) -> None:
+    def __init__(self, tables: bool = True) -> None:
+        """``tables``: answer boards of up to 8 GPUs from a table built at first sight of each machine
+        type (a few ms each); a one-shot question is cheaper searched."""
         self._wirings: dict[str, Wiring] = {}
+        self._tables = tables
 
     def wiring(self, topo: GpuTopology) -> Wiring:
         found = self._wirings.get(topo.fingerprint)
         if found is None:
             if len(self._wirings) >= _WIRING_LIMIT:
                 self._wirings.clear()
-            found = self._wirings[topo.fingerprint] = Wiring(topo)
+            found = self._wirings[topo.fingerprint] = Wiring(topo, self._tables)
+            if found.table is not None:
+                for mask in range(found.matrix.full + 1):
+                    leaves_of(found, mask)  # what every free set leaves, with the table: lookups from here on
         return found
 
     def forget_answers(self) -> None:
@@ -72,10 +80,11 @@ class Placer:
         """
         if policy not in POLICIES:
             raise PlacementImpossible(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
-        wiring = self.wiring(topo)
+        # The cached path of every node of a known type: kept to a few dict lookups.
+        wiring = self._wirings.get(topo.fingerprint) or self.wiring(topo)
         m = wiring.matrix
         free_mask = m.full if free is None else m.mask_of(free, "free")
-        required_mask = m.mask_of(required, "required")
+        required_mask = m.mask_of(required, "required") if required else 0
         key = (free_mask, required_mask, k, policy, cliques)
         found: Assessment | None = wiring.answers.get(key)
         if found is None:
@@ -101,7 +110,9 @@ def _assess(
     m = wiring.matrix
     problem = _why_not(wiring, free_mask, required_mask, k)
     placement, share = None, 1.0
-    if problem is None:
+    if problem is None and wiring.table is not None and not required_mask:
+        placement, share = _looked_up(wiring, wiring.table, free_mask, k, policy)
+    elif problem is None:
         try:
             chosen = POLICIES[policy].choose(wiring, free_mask, required_mask, k)
         except PlacementImpossible as exc:
@@ -115,6 +126,13 @@ def _assess(
         node_clique = _clique(wiring, m.full, k)
         free_clique = _clique(wiring, free_mask, k)
     return Assessment(k, placement, problem, share, node_clique, free_clique, _wiring=wiring, _free_mask=free_mask)
+
+
+def _looked_up(wiring: Wiring, table: Table, free_mask: int, k: int, policy: PolicyName) -> tuple[Placement, float]:
+    """The answer from the machine type's table: a few lookups, no search."""
+    taken = table.choices[policy][k][free_mask]
+    placement = Placement(table.gpus[taken], table.score[taken], policy, leaves_of(wiring, free_mask & ~taken))
+    return placement, table.nvlink_share[taken]
 
 
 def _nvlink_share(wiring: Wiring, chosen: tuple[int, ...]) -> float:
@@ -133,6 +151,8 @@ def _why_not(wiring: Wiring, free_mask: int, required_mask: int, k: int) -> str 
     """Why no k-set can exist at all, in one line; None when the policy may try."""
     m = wiring.matrix
     n_free = free_mask.bit_count()
+    if len(m.indices) > MAX_GPUS:
+        return f"this node has {len(m.indices)} GPUs; placement handles at most {MAX_GPUS} GPUs per node"
     if k < 1:
         return f"asked for {k} GPUs; a placement needs at least 1"
     if required_mask & ~free_mask:

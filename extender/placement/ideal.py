@@ -8,6 +8,7 @@ from itertools import combinations
 from typing import Literal
 
 from extender.placement.best_sets import max_sets
+from extender.placement.bounded import EXACT_LIMIT, good_set, greedy_score
 from extender.placement.matrix import bits, largest_island
 from extender.placement.wiring import Wiring
 
@@ -26,13 +27,15 @@ class Ideal:
                 return tuple(bits(required_mask))
             # Worst-connected first: taking it breaks the least; ties go to the lowest index.
             return (min(free, key=lambda p: (sum(w[p][q] for q in free), p)),)
-        # Required GPUs: search the rest for k - r GPUs, scoring pairs with the required ones as well.
         req = bits(required_mask)
+        if len(free) > EXACT_LIMIT:
+            return tuple(good_set(w, free, k, req))  # bounded: an exact search is exponential here
+        # Required GPUs: search the rest for k - r GPUs, scoring pairs with the required ones as well.
         if req:
             rest_mask = free_mask & ~required_mask
             candidates = (tuple(sorted((*req, *combo))) for combo in combinations(bits(rest_mask), k - len(req)))
             return max(candidates, key=lambda t: _rank(wiring, free_mask, t, k))
-        _, ties = max_sets(wiring.matrix, free_mask, k, all_ties=True)
+        _, ties = max_sets(wiring.matrix, free_mask, k, True, greedy_score(w, free, k))
         if len(ties) == 1:
             return tuple(sorted(ties[0]))
         return max((tuple(sorted(t)) for t in ties), key=lambda t: _rank(wiring, free_mask, t, k))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from extender.placement.matrix import bits, largest_island
+from extender.placement.matrix import largest_island
 from extender.placement.wiring import Wiring
 
 __all__ = ["FRAGMENTATION_SIZES", "Leaves", "leaves_of"]
@@ -37,6 +37,9 @@ class Leaves:
 
 def leaves_of(wiring: Wiring, left: int) -> Leaves:
     """The fragmentation of the free mask ``left``: what requests of 2, 4, 8 GPUs could still get."""
+    found: Leaves | None = wiring.leaves.get(left)
+    if found is not None:
+        return found
     m = wiring.matrix
     best: dict[int, int | None] = {}
     quality: dict[int, float] = {}
@@ -47,4 +50,5 @@ def leaves_of(wiring: Wiring, left: int) -> Leaves:
             quality[s] = 0.0
         else:
             quality[s] = 1.0 if ideal == 0 else (best[s] or 0) / ideal
-    return Leaves(tuple(m.indices[p] for p in bits(left)), largest_island(m, left), best, quality)
+    found = wiring.leaves[left] = Leaves(m.gpus_of(left), largest_island(m, left), best, quality)
+    return found

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import reduce
+from operator import or_
 
 from extender.errors import NoAnswer
 from extender.model.topology import GpuTopology, Link, PcieLevel
@@ -53,6 +55,7 @@ class Matrix:
     w: tuple[tuple[int, ...], ...]
     nvlink_adj: tuple[int, ...]
     position: dict[int, int] = field(hash=False)
+    bit: dict[int, int] = field(hash=False)  # GPU index → its position's bit
     # Twin classes of the whole board (swapping two twins is an automorphism): (class mask, prefix
     # masks by count), for classes of two or more GPUs.
     twins: tuple[tuple[int, tuple[int, ...]], ...] = ()
@@ -64,15 +67,11 @@ class Matrix:
 
     def mask_of(self, gpus: Iterable[int], what: str) -> int:
         """GPU indices → a position mask; an index not on this board is :class:`PlacementImpossible`."""
-        mask = 0
-        position = self.position
-        for g in gpus:
-            p = position.get(g)
-            if p is None:
-                listed = ", ".join(map(str, self.indices))
-                raise PlacementImpossible(f"{what} GPU {g} is not on this node (GPUs: {listed})")
-            mask |= 1 << p
-        return mask
+        try:
+            return reduce(or_, map(self.bit.__getitem__, gpus), 0)  # the hot path of every cached answer
+        except KeyError as exc:
+            listed = ", ".join(map(str, self.indices))
+            raise PlacementImpossible(f"{what} GPU {exc.args[0]} is not on this node (GPUs: {listed})") from None
 
     def gpus_of(self, mask: int) -> tuple[int, ...]:
         return tuple(self.indices[p] for p in bits(mask))
@@ -100,7 +99,8 @@ def matrix_of(topo: GpuTopology) -> Matrix:
         if len(cls) > 1:
             prefixes = [sum(1 << p for p in cls[:c]) for c in range(len(cls) + 1)]
             twins.append((sum(1 << p for p in cls), tuple(prefixes)))
-    return Matrix(idx, tuple(map(tuple, w)), tuple(adj), pos, tuple(twins))
+    bit = {g: 1 << p for g, p in pos.items()}
+    return Matrix(idx, tuple(map(tuple, w)), tuple(adj), pos, bit, tuple(twins))
 
 
 def bits(mask: int) -> list[int]:

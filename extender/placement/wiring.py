@@ -7,11 +7,14 @@ kept here, once per fingerprint, and shared by every node of that type.
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 from extender.model.topology import GpuTopology
 from extender.placement.best_sets import max_sets
-from extender.placement.matrix import Matrix, matrix_of
+from extender.placement.bounded import EXACT_LIMIT, good_set, greedy_score
+from extender.placement.matrix import Matrix, bits, matrix_of
+from extender.placement.table import TABLE_LIMIT, Table, build_table, pair_sums
 
 __all__ = ["CACHE_LIMIT", "Wiring"]
 
@@ -21,9 +24,20 @@ CACHE_LIMIT = 65536
 class Wiring:
     """One board's matrix and memos; every key is content (masks, sizes, policy names)."""
 
-    def __init__(self, topo: GpuTopology) -> None:
+    def __init__(self, topo: GpuTopology, tables: bool = True) -> None:
         self.fingerprint = topo.fingerprint
         self.matrix: Matrix = matrix_of(topo)
+        # Boards of up to 8 GPUs get every answer up front (a few ms, once per machine type).
+        self.table: Table | None = build_table(self.matrix) if tables and len(topo.indices) <= TABLE_LIMIT else None
+        # Up to 16 GPUs, every subset's score in one flat array (65,536 × 8 bytes at 16, ~15 ms once per
+        # machine type): the partition search then scores a group with one lookup.
+        self.set_scores: array[int] | None = None
+        if self.table is not None:
+            self.set_scores = array("q", self.table.score)
+        elif tables and len(topo.indices) <= EXACT_LIMIT:
+            self.set_scores = array("q", pair_sums(self.matrix.w))
+        # What each free mask leaves (fragmentation), shared by every answer that leaves that mask.
+        self.leaves: dict[int, Any] = {}
         self._best_scores: dict[tuple[int, int], int | None] = {}
         # nvidia-best-effort's partition sub-results by (k, required mask), and its group scores.
         self.partitions: dict[tuple[int, int], dict[tuple[int, bool], int]] = {}
@@ -37,19 +51,33 @@ class Wiring:
             return None
         if k <= 1:
             return 0
+        if self.table is not None:
+            return self.table.best[k][free_mask]
         key = (free_mask, k)
         found = self._best_scores.get(key, -1)
         if found == -1:
             if len(self._best_scores) >= CACHE_LIMIT:
                 self._best_scores.clear()
-            found = self._best_scores[key] = max_sets(self.matrix, free_mask, k, all_ties=False)[0]
+            free, w = bits(free_mask), self.matrix.w
+            if k == 2:  # the best pair: every pair looked at, no search
+                found = max(w[a][b] for i, a in enumerate(free) for b in free[i + 1 :])
+            elif len(free) > EXACT_LIMIT:
+                # Bounded past 16 GPUs: a good set's score (a lower bound of the best, see bounded.py).
+                found = self.matrix.score(good_set(w, free, k))
+            else:
+                found = max_sets(self.matrix, free_mask, k, False, greedy_score(w, free, k))[0]
+            self._best_scores[key] = found
         return found
 
     def remember(self, key: tuple[int, int, int, str, bool], answer: Any) -> None:
         """Keep a finished answer; past the limit, answers and partition memos start over."""
-        if len(self.answers) >= CACHE_LIMIT or sum(map(len, self.partitions.values())) >= 16 * CACHE_LIMIT:
+        if len(self.answers) >= CACHE_LIMIT or (
+            self.partitions and sum(map(len, self.partitions.values())) >= 16 * CACHE_LIMIT
+        ):
             self.answers.clear()
             self.partitions.clear()
+            if self.table is None:  # with a table, leaves hold one entry per mask: bounded already
+                self.leaves.clear()
         self.answers[key] = answer
 
     def forget_answers(self) -> None:
