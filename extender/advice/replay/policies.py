@@ -1,0 +1,37 @@
+"""The policies a replay can run, by the names the command line and the `--json` contract use.
+
+The six published baselines keep the paper's names; the advisor's own policy joins them here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from extender.advice.replay.advisor_policy import ADVISOR_POLICIES
+from extender.advice.replay.baselines import POLICIES as BASELINES
+from extender.advice.replay.scorer import Scorer
+
+__all__ = ["BASELINES", "make_policy", "policy_names", "unknown_policies"]
+
+
+def _registry() -> dict[str, Callable[[], Scorer]]:
+    return {**ADVISOR_POLICIES, **BASELINES}
+
+
+def policy_names() -> list[str]:
+    """Every known policy name, in display order."""
+    return list(_registry())
+
+
+def unknown_policies(names: list[str]) -> list[str]:
+    """The names that are not policies."""
+    known = _registry()
+    return [name for name in names if name not in known]
+
+
+def make_policy(name: str) -> Scorer:
+    """A fresh scorer for one run (scorers hold per-run state, so runs never share one)."""
+    factory = _registry().get(name)
+    if factory is None:
+        raise ValueError(f"unknown policy {name!r}; known: {', '.join(_registry())}")
+    return factory()

@@ -1,0 +1,54 @@
+"""The sweep as text: unallocated GPU % and frag/total % at 75, 80, ..., 130 % arrived demand, per policy.
+
+Each cell is mean ± sample sd over the seeds; a dash where no seed's run reached that much demand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from extender.advice.replay.metrics import Summary, summarise
+from extender.advice.replay.sweep import Curve, Sweep
+
+__all__ = ["TABLE_XS", "format_cell", "format_sweep", "summary_at"]
+
+TABLE_XS = tuple(range(75, 131, 5))
+_X_WIDTH = 10
+
+
+def summary_at(curves: Sequence[Curve], x: int, value: Callable[[float], float] = lambda v: v) -> Summary | None:
+    """Mean ± sd over the seeds whose curve has a value at X (None when none has)."""
+    values = [round(value(v), 2) for v in (curve[x] for curve in curves) if v is not None]
+    return summarise(values) if values else None
+
+
+def format_cell(summary: Summary | None) -> str:
+    """`4.77 ± 0.11`, or a dash."""
+    return "—" if summary is None else f"{summary.mean:.2f} ± {summary.sd:.2f}"
+
+
+def _grid(title: str, sweep: Sweep, cell: Callable[[str, int], Summary | None]) -> list[str]:
+    cells = {(p, x): format_cell(cell(p, x)) for p in sweep.policies for x in TABLE_XS}
+    widths = {p: max(len(p), *(len(cells[(p, x)]) for x in TABLE_XS)) for p in sweep.policies}
+    lines = [title, "arrived %".rjust(_X_WIDTH) + "".join("  " + p.rjust(widths[p]) for p in sweep.policies)]
+    for x in TABLE_XS:
+        lines.append(str(x).rjust(_X_WIDTH) + "".join("  " + cells[(p, x)].rjust(widths[p]) for p in sweep.policies))
+    return lines
+
+
+def format_sweep(sweep: Sweep) -> str:
+    """Both tables, and per policy the pods dropped and the seconds a run took (means over seeds)."""
+    seeds = len(sweep.seeds)
+    alloc = {p: [run.alloc for run in sweep.curves(p)] for p in sweep.policies}
+    frag = {p: [run.frag for run in sweep.curves(p)] for p in sweep.policies}
+    lines = [f"{sweep.trace}: {len(sweep.policies)} policies x {seeds} seed(s), mean ± sd over seeds", ""]
+    lines += _grid("Unallocated GPU %", sweep, lambda p, x: summary_at(alloc[p], x, lambda v: 100.0 - v))
+    lines += [""]
+    lines += _grid("Frag/total % (fragmented GPU as % of all GPU)", sweep, lambda p, x: summary_at(frag[p], x))
+    lines += [""]
+    for policy in sweep.policies:
+        runs = sweep.curves(policy)
+        dropped = sum(run.dropped for run in runs) / len(runs)
+        seconds = sum(run.seconds for run in runs) / len(runs)
+        lines.append(f"{policy}: {dropped:.0f} pods dropped, {seconds:.1f} s per run")
+    return "\n".join(lines)

@@ -1,0 +1,153 @@
+"""`gpu-advisor replay`: what-if placement quality over a whole cluster and a stream of pods.
+
+Replays the pods' arrivals (shipped orders, or drawn per seed) through each policy and prints
+unallocated GPU % and frag/total % at 75-130 % arrived demand (mean ± sd over seeds); `--json`,
+`--plot` and `--compare-published` add the contract's document, a PNG and the FGD paper's figures.
+Bad input is one line on stderr and exit 2 (the error tree's `InputError`s, reported by `exits`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from extender.advice.replay.openb import ReplayInputError
+from gpu_advisor.cli.exits import CliError
+
+__all__ = ["DEFAULT_SEEDS", "parse_policies", "parse_seeds", "register"]
+
+DEFAULT_SEEDS = "42-51"
+
+
+def parse_seeds(text: str) -> list[int]:
+    """`42,43` or `42-51` (or both mixed): distinct seeds, in the order given."""
+    seeds: list[int] = []
+    for part in (p.strip() for p in text.split(",")):
+        low, dash, high = part.partition("-")
+        if not low.isdigit() or (dash and not high.isdigit()):
+            raise ReplayInputError(f"--seeds: {part!r} is not a seed (a whole number) or a range such as 42-51")
+        span = range(int(low), int(high) + 1) if dash else [int(low)]
+        if not span:
+            raise ReplayInputError(f"--seeds: the range {part} is empty")
+        seeds += [seed for seed in span if seed not in seeds]
+    return seeds
+
+
+def parse_policies(text: str) -> list[str]:
+    """Comma-separated policy names, matched without regard to case, in the order given."""
+    from extender.advice.replay.policies import policy_names
+
+    known = {name.lower(): name for name in policy_names()}
+    chosen: list[str] = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        if part.lower() not in known:
+            raise ReplayInputError(f"--policy: no policy {part!r}; choose from {', '.join(known.values())}")
+        if known[part.lower()] not in chosen:
+            chosen.append(known[part.lower()])
+    if not chosen:
+        raise ReplayInputError("--policy: name at least one policy")
+    return chosen
+
+
+def _jobs(text: str | None, runs: int) -> int:
+    if text is None:
+        return max(1, min(os.cpu_count() or 1, runs))
+    if not text.isdigit() or int(text) < 1:
+        raise ReplayInputError(f"--jobs: {text!r} is not a number of processes (1 or more)")
+    return int(text)
+
+
+def _writable(path: Path | None, flag: str) -> None:
+    """Refuse an output file that cannot be written before the sweep, not after it."""
+    if path is not None and not path.parent.is_dir():
+        raise ReplayInputError(f"{flag}: {path.parent} is not a folder")
+    if path is not None and path.is_dir():
+        raise ReplayInputError(f"{flag}: {path} is a folder; name a file")
+
+
+def _published_runs(pods: Path) -> Any:
+    """The published curves, from the trace folder beside the pod file, else the configured one."""
+    from extender.advice.replay import openb
+    from extender.advice.replay.published import ALLOC_CSV, load_published_alloc
+
+    for folder in (pods.resolve().parent.parent, openb.traces_dir()):
+        if (folder / ALLOC_CSV).is_file():
+            return load_published_alloc(folder)
+    raise ReplayInputError(
+        f"--compare-published: no {ALLOC_CSV} beside {pods} or in ${openb.TRACES_ENV} (the folder holding openb/)"
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    from extender.advice.replay.policies import policy_names
+    from extender.advice.replay.progress import ProgressBar
+    from extender.advice.replay.published import compare_published, published_traces
+    from extender.advice.replay.report_json import sweep_json
+    from extender.advice.replay.report_table import format_sweep
+    from extender.advice.replay.run import run_sweep
+    from gpu_advisor.replay_inputs import load_workset, trace_name
+
+    policies = parse_policies(args.policy if args.policy is not None else ",".join(policy_names()))
+    seeds = parse_seeds(args.seeds)
+    jobs = _jobs(args.jobs, len(policies) * len(seeds))
+    _writable(args.json, "--json")
+    _writable(args.plot, "--plot")
+    published = _published_runs(args.pods) if args.compare_published else None
+    if published is not None and trace_name(args.pods) not in published_traces(published):
+        raise ReplayInputError(f"--compare-published: {trace_name(args.pods)!r} is not one of the published traces")
+    workset = load_workset(args.nodes, args.pods, args.orders, args.kubeconfig)
+    bar = ProgressBar(len(policies) * len(seeds), sys.stderr) if sys.stderr.isatty() else None
+    try:
+        sweep = run_sweep(workset, policies, seeds, jobs, bar.update if bar else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    print(format_sweep(sweep))
+    if published is not None:
+        print()
+        print(compare_published(sweep, published))
+    if args.json is not None:
+        args.json.write_text(json.dumps(sweep_json(sweep), indent=1) + "\n")
+        print(f"wrote {args.json}", file=sys.stderr)
+    if args.plot is not None:
+        from extender.advice.replay.plot import write_plot
+
+        write_plot(sweep, args.plot)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except OSError as exc:  # an output file that could not be written after all
+        raise CliError(f"{exc.filename or ''}: {exc.strerror or exc}") from None
+
+
+def register(commands: Any) -> None:
+    """Add `replay` to the command line's subcommands."""
+    replay = commands.add_parser(
+        "replay",
+        help="how many GPUs each policy leaves unusable as a cluster fills: replay a trace of pods",
+    )
+    replay.add_argument(
+        "--nodes", required=True, metavar="FILE|kube", help="openb node CSV, snapshot file, kube or simulated"
+    )
+    replay.add_argument("--pods", required=True, type=Path, metavar="FILE", help="openb pod CSV or Pod objects")
+    replay.add_argument("--orders", type=Path, metavar="DIR", help="shipped orders: <pods stem>.{order,nodes}.txt")
+    replay.add_argument("--seeds", default=DEFAULT_SEEDS, metavar="LIST", help="e.g. 42,43 or 42-51 (default)")
+    replay.add_argument(
+        "--policy", default=None, metavar="NAMES", help="comma-separated policies (default: all of them)"
+    )
+    replay.add_argument("--jobs", metavar="N", help="processes to spread runs over (default: one per core)")
+    replay.add_argument("--json", type=Path, metavar="FILE", help="write the results document (JSON)")
+    replay.add_argument("--plot", type=Path, metavar="FILE.png", help="write unallocated %% vs arrived %% curves")
+    replay.add_argument(
+        "--compare-published", action="store_true", help="print the FGD paper's figures beside the baselines"
+    )
+    replay.add_argument("--kubeconfig", help="kubeconfig file for --nodes kube")
+    replay.set_defaults(handler=_cmd_replay)

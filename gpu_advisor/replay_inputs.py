@@ -1,0 +1,106 @@
+"""Where `gpu-advisor replay` reads its cluster, pods and arrival orders from (the I/O edge of the replay).
+
+Nodes: an openb node CSV, an advisor snapshot (or any YAML/JSON List of Nodes), `kube` (one list of
+the live cluster) or `simulated`. Pods: an openb pod CSV, or a YAML/JSON file of Pod objects (one per document, a
+list, or a List). Orders: a folder holding `<pods stem>.order.txt` and `<pods stem>.nodes.txt`.
+Everything wrong with them is an `InputError` (exit 2) whose message names the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from extender.advice.replay import openb
+from extender.advice.replay.kube_objects import ClusterNode, cluster_nodes, cluster_pods
+from extender.advice.replay.openb import ReplayInputError
+from extender.advice.replay.run import Workset
+from extender.advice.replay.specs import Pod
+
+__all__ = ["load_workset", "pod_objects", "trace_name"]
+
+_PUBLISHED_PREFIX = "openb_pod_list_"
+
+
+def trace_name(pods: Path) -> str:
+    """`openb_pod_list_default.csv` → `default`; any other file → its stem."""
+    return pods.stem.removeprefix(_PUBLISHED_PREFIX)
+
+
+def load_nodes(source: str, kubeconfig: str | None = None) -> tuple[ClusterNode, ...]:
+    """Nodes in the order node ranks refer to: an openb CSV, else what `--cluster` accepts elsewhere."""
+    path = Path(source)
+    if path.suffix.lower() == ".csv":
+        return tuple(ClusterNode(spec, None) for spec in openb.load_nodes(path))
+    from extender.sources.cluster_choice import one_look
+
+    snapshot = one_look(source, kubeconfig)  # kube: one list of the live cluster; simulated; a snapshot file
+    try:
+        return cluster_nodes(snapshot.nodes)
+    except ReplayInputError as exc:
+        raise ReplayInputError(f"{source}: {exc}") from None
+
+
+def _is_pod(item: Any) -> bool:
+    if not isinstance(item, Mapping):
+        return False
+    kind = item.get("kind")
+    return kind == "Pod" or (kind is None and isinstance(item.get("spec"), Mapping))
+
+
+def pod_objects(documents: list[Any], where: str) -> list[Mapping[str, Any]]:
+    """The Pod objects of YAML/JSON documents: Pods, lists of them, or Lists (other kinds are skipped)."""
+    items: list[Any] = []
+    for document in documents:
+        if document is None:
+            continue
+        if isinstance(document, list):
+            items += document
+        elif isinstance(document, Mapping) and isinstance(document.get("items"), list):
+            items += document["items"]
+        elif isinstance(document, Mapping):
+            items.append(document)
+        else:
+            raise ReplayInputError(f"{where}: expected Pod objects, a list of them or a List, got {document!r:.40}")
+    pods = [item for item in items if _is_pod(item)]
+    if not pods:
+        raise ReplayInputError(f"{where}: no Pod objects")
+    return pods
+
+
+def load_pods(path: Path, nodes: tuple[ClusterNode, ...]) -> tuple[Pod, ...]:
+    """Pods in file order (data row i, or Pod i, is order token i)."""
+    if path.suffix.lower() == ".csv":
+        return openb.load_pods(path)
+    import yaml
+
+    try:
+        documents = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+    except OSError as exc:
+        raise ReplayInputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ReplayInputError(f"{path}: not text (expected YAML or JSON Pod objects, or an openb .csv)") from None
+    except yaml.YAMLError as exc:
+        raise ReplayInputError(f"{path}: not YAML or JSON ({str(exc).splitlines()[0]})") from None
+    try:
+        return cluster_pods(pod_objects(documents, str(path)), nodes)
+    except ReplayInputError as exc:
+        message = str(exc)
+        raise ReplayInputError(message if message.startswith(str(path)) else f"{path}: {message}") from None
+
+
+def load_workset(nodes_source: str, pods_path: Path, orders_dir: Path | None, kubeconfig: str | None) -> Workset:
+    """The cluster, the pods and (when a folder is given) the shipped orders of one replay."""
+    nodes = load_nodes(nodes_source, kubeconfig)
+    pods = load_pods(pods_path, nodes)
+    specs = tuple(node.spec for node in nodes)
+    if orders_dir is None:
+        return Workset(trace_name(pods_path), specs, pods)
+    if not orders_dir.is_dir():
+        raise ReplayInputError(f"{orders_dir}: no such folder of arrival orders")
+    order, ranks = orders_dir / f"{pods_path.stem}.order.txt", orders_dir / f"{pods_path.stem}.nodes.txt"
+    for needed in (order, ranks):
+        if not needed.is_file():
+            raise ReplayInputError(f"{needed}: missing (--orders needs {order.name} and {ranks.name} for {pods_path})")
+    return Workset(trace_name(pods_path), specs, pods, openb.load_orders(order, ranks, pods, len(specs)))
