@@ -101,4 +101,23 @@ def test_a_typed_spec_of_a_rare_shape_is_left_out_of_the_mix_and_a_common_one_ke
         (share(500, ("V100M16",)), round(1 / 20, 3)),
     ]
     untyped_rare = learned_from([*common, ("u", PodRequest(gpus=1, share=share(130)))])
-    assert share(130) in [p.share for p in untyped_rare.pods]  # untyped specs are always kept
+    # the rare-shape rule is for typed specs only (and with under 100 pods the 1 % cut takes nothing)
+    assert share(130) in [p.share for p in untyped_rare.pods]
+
+
+def test_a_pod_asking_k_gpus_counts_one_kth_in_the_mix() -> None:
+    one, octet = PodRequest(gpus=1, cpu_milli=4000), PodRequest(gpus=8, cpu_milli=32000)
+    mix = learned_from([("a", one), ("b", one), ("c", octet), ("d", octet)])
+    # weights 2 × 1 and 2 × 1/8 = 0.25, of 2.25 in all
+    assert [p.gpus for p in mix.pods] == [1, 8]
+    assert [p.probability for p in mix.pods] == pytest.approx([2 / 2.25, 0.25 / 2.25])
+
+
+def test_the_rarest_one_percent_of_pods_is_left_out_once_a_hundred_are_seen() -> None:
+    common, odd = PodRequest(gpus=1, cpu_milli=4000), PodRequest(gpus=1, cpu_milli=60000)
+    seen = [(f"c{n}", common) for n in range(98)]
+    # 99 pods: 98 of one spec cover 98.99 %, short of 99 %, so the odd spec stays
+    assert [p.cpu_milli for p in learned_from([*seen, ("o", odd)]).pods] == [4000, 60000]
+    # 151 pods: 150 of one spec cover 99.3 %, so the odd one is the rarest 1 % and goes
+    more = [(f"c{n}", common) for n in range(150)]
+    assert [(p.cpu_milli, p.probability) for p in learned_from([*more, ("o", odd)]).pods] == [(4000, 1.0)]
