@@ -28,7 +28,7 @@ from gpu_advisor.connections import deadline_protocol
 from gpu_advisor.logs import install_log_hygiene
 from webhook.admission import AdmissionSettings
 
-__all__ = ["ServeError", "build_advisor", "run", "uvicorn_config"]
+__all__ = ["ServeError", "build_advisor", "run", "serve_on_configured_loop", "uvicorn_config"]
 
 log = logging.getLogger(__name__)
 
@@ -149,9 +149,8 @@ KEEP_ALIVE_S = 5
 def uvicorn_config(app: Any, host: str, port: int, limits: Limits | None = None, **extra: Any) -> Any:
     """The server settings (benchmarks/wire.py runs its no-op under the very same ones).
 
-    ``auto`` takes uvloop and httptools when installed (``uvicorn[standard]``, a dependency): +33 %
-    requests per second over asyncio and h11 at 500 candidate nodes. The protocol is wrapped with
-    read deadlines (``connections``), and connections are limited per listener.
+    httptools parses HTTP when installed (``uvicorn[standard]``, a dependency). The protocol is
+    wrapped with read deadlines (``connections``), and connections are limited per listener.
     """
     import uvicorn
 
@@ -160,7 +159,10 @@ def uvicorn_config(app: Any, host: str, port: int, limits: Limits | None = None,
         app,
         host=host,
         port=port,
-        loop="auto",
+        # asyncio's own loop, not uvloop: with uvloop a CPU-bound judgement in the worker thread held
+        # /healthz to a p99 of 232 ms under the worst dry-runs (more GIL hand-offs per request), against
+        # < 100 ms here; the extender's warm path skips the framework instead (``scheduler``).
+        loop="asyncio",
         http=deadline_protocol(limits.header_timeout_s, limits.body_timeout_s),
         log_level="info",
         access_log=False,
@@ -185,8 +187,6 @@ def run(
 ) -> int:
     """Serve plain HTTP on ``port`` (extender, /v1, health, metrics) and, with a certificate, HTTPS on
     ``tls_port`` (webhooks and health: the API server calls webhooks over TLS only); each its own routes."""
-    import asyncio
-
     import uvicorn
 
     from gpu_advisor.app import Edge, create_apps
@@ -213,11 +213,21 @@ def run(
         settle_memory()
     background.start()
 
-    async def serve_all() -> None:
-        await asyncio.gather(*(server.serve() for server in servers))
-
     try:
-        asyncio.run(serve_all())
+        serve_on_configured_loop(servers)
     finally:
         background.stop()
     return 0
+
+
+def serve_on_configured_loop(servers: list[Any]) -> None:
+    """Run uvicorn servers together on the event loop their config names (``auto``: uvloop when
+    installed). A bare ``asyncio.run`` would always take asyncio's own loop: only ``uvicorn.run``
+    applies the config's loop, and several listeners cannot share one ``uvicorn.run``."""
+    import asyncio
+
+    async def serve_all() -> None:
+        await asyncio.gather(*(server.serve() for server in servers))
+
+    with asyncio.Runner(loop_factory=servers[0].config.get_loop_factory()) as runner:
+        runner.run(serve_all())
