@@ -16,7 +16,7 @@ from extender.scoring import formula
 from extender.scoring.formula import NEUTRAL
 from extender.scoring.policy import ScoringPolicy
 
-__all__ = ["Plan", "gib", "plan"]
+__all__ = ["Plan", "gib", "memory_matters", "plan"]
 
 _GIB = 1024.0
 
@@ -42,6 +42,18 @@ def plan(node: NodeState, request: PodRequest, policy: ScoringPolicy, placer: Pl
     if request.mig and not request.gpus:
         return _plan_mig(node, request, policy)
     return _refusal(node, request) or _plan_whole(node, request, policy, placer)
+
+
+def memory_matters(node: NodeState, request: PodRequest) -> bool:
+    """Does the pod's declared VRAM change this node's plan? Only as a refusal (more than its GPUs
+    have) or on a time-sliced node (declared VRAM adds up); otherwise the plan is that of the same
+    pod without it, which is what lets pods that differ only in VRAM share plans (``alike``).
+    Keep this in step with every place below that reads ``gpu_memory_mib``."""
+    want = request.gpu_memory_mib
+    if not want:
+        return False
+    memory = node.gpu_memory_mib
+    return node.time_sliced or bool(memory and want > memory)
 
 
 def _neutral(packing: float) -> dict[str, float]:
