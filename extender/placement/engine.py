@@ -59,6 +59,7 @@ class Placer:
                 for mask in range(found.matrix.full + 1):
                     leaves_of(found, mask)  # what every free set leaves, with the table: lookups from here on
                 found.tabled.update(_every_answer(found))
+                found.answers.update(found.tabled)
             if found.subsets is not None:
                 found.subsets.prepare(FRAGMENTATION_SIZES)  # what every answer's leaves look up
         return found
@@ -91,7 +92,7 @@ class Placer:
         free_mask = m.full if free is None else m.mask_of(free, "free")
         required_mask = m.mask_of(required, "required") if required else 0
         key = (free_mask, required_mask, k, policy, cliques)
-        found: Assessment | None = wiring.tabled.get(key) or wiring.answers.get(key)
+        found: Assessment | None = wiring.answers.get(key)
         if found is None:
             found = _assess(wiring, free_mask, required_mask, k, policy, cliques)
             wiring.remember(key, found)

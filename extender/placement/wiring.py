@@ -53,7 +53,7 @@ class Wiring:
         # Finished assessments by (free mask, required mask, k, policy, clique asked).
         self.answers: dict[tuple[int, int, int, str, bool], Any] = {}
         # A tabled board's assessments for every free set and size (no required GPUs, no cliques), built
-        # with the table so a new allocation state is a lookup too; never cleared.
+        # with the table so a new allocation state is a lookup too; always among the answers.
         self.tabled: dict[tuple[int, int, int, str, bool], Any] = {}
 
     def best_score(self, free_mask: int, k: int) -> int | None:
@@ -91,8 +91,10 @@ class Wiring:
             self.partitions.clear()
             if self.table is None:  # with a table, leaves hold one entry per mask: bounded already
                 self.leaves.clear()
+            self.answers.update(self.tabled)
         self.answers[key] = answer
 
     def forget_answers(self) -> None:
         """Forget finished answers, keep the per-wiring work (benchmarks: a new free set, known type)."""
         self.answers.clear()
+        self.answers.update(self.tabled)
