@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ def gpu_advisor(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def taken_port() -> int:
+def taken_port() -> Iterator[int]:
     with socket.create_server(("127.0.0.1", 0)) as held:
         yield held.getsockname()[1]
 
