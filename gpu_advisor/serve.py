@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
+import socket
 import ssl
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,7 +30,7 @@ from gpu_advisor.connections import deadline_protocol
 from gpu_advisor.logs import install_log_hygiene
 from webhook.admission import AdmissionSettings
 
-__all__ = ["ServeError", "build_advisor", "run", "serve_on_configured_loop", "uvicorn_config"]
+__all__ = ["ServeError", "build_advisor", "listen", "run", "serve_on_configured_loop", "uvicorn_config"]
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +175,17 @@ def uvicorn_config(app: Any, host: str, port: int, limits: Limits | None = None,
     )
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything is served: a taken port is one line and exit 2, where
+    uvicorn would bind late and, with two listeners, end in a page of tracebacks."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as exc:
+        why = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise ServeError(f"cannot listen on {host}:{port}: {why}") from None
+
+
 def run(
     advisor: Advisor,
     background: Background,
@@ -194,6 +207,7 @@ def run(
     if bool(cert) != bool(key):
         raise ServeError("--tls-cert and --tls-key go together")
     limits = limits or Limits()
+    listeners = [listen(host, port)] + ([listen(host, tls_port)] if cert and key else [])
     plain, tls = create_apps(Edge(advisor, admission or AdmissionSettings(), limits, auth))
     servers = [uvicorn.Server(uvicorn_config(plain, host, port, limits))]
     if cert and key:
@@ -214,20 +228,23 @@ def run(
     background.start()
 
     try:
-        serve_on_configured_loop(servers)
+        serve_on_configured_loop(servers, listeners)
     finally:
         background.stop()
     return 0
 
 
-def serve_on_configured_loop(servers: list[Any]) -> None:
-    """Run uvicorn servers together on the event loop their config names (``auto``: uvloop when
-    installed). A bare ``asyncio.run`` would always take asyncio's own loop: only ``uvicorn.run``
-    applies the config's loop, and several listeners cannot share one ``uvicorn.run``."""
+def serve_on_configured_loop(servers: list[Any], sockets: list[socket.socket] | None = None) -> None:
+    """Run uvicorn servers together (each on its bound socket, if given) on the event loop their config
+    names. A bare ``asyncio.run`` would always take asyncio's own loop: only ``uvicorn.run`` applies
+    the config's loop, and several listeners cannot share one ``uvicorn.run``."""
     import asyncio
 
     async def serve_all() -> None:
-        await asyncio.gather(*(server.serve() for server in servers))
+        if sockets is None:
+            await asyncio.gather(*(server.serve() for server in servers))
+        else:
+            await asyncio.gather(*(server.serve(sockets=[s]) for server, s in zip(servers, sockets, strict=True)))
 
     with asyncio.Runner(loop_factory=servers[0].config.get_loop_factory()) as runner:
         runner.run(serve_all())

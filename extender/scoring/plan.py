@@ -66,15 +66,16 @@ def _model_fit(node: NodeState, request: PodRequest, found: Plan) -> Plan:
 
 
 def memory_matters(node: NodeState, request: PodRequest) -> bool:
-    """Does the pod's declared VRAM change this node's plan? Only as a refusal (more than its GPUs
-    have) or on a time-sliced node (declared VRAM adds up); otherwise the plan is that of the same
-    pod without it, which is what lets pods that differ only in VRAM share plans (``alike``).
-    Keep this in step with every place below that reads ``gpu_memory_mib``."""
-    want = request.gpu_memory_mib
-    if not want:
+    """Does the pod's declared VRAM change this node's plan? On whole GPUs only as a refusal (more than
+    a GPU has), and never when the pod also names a model (declared VRAM then hides the inferred
+    need); on shared GPUs always (declared VRAM adds up). Otherwise the plan is that of the same pod
+    without it, which lets pods that differ only in VRAM share plans (``alike``). Keep this in step
+    with every place below that reads ``gpu_memory_mib``."""
+    if not request.gpu_memory_mib:
         return False
-    memory = node.gpu_memory_mib
-    return node.time_sliced or bool(memory and want > memory)
+    if request.model is not None or node.sharing != "whole GPU" or node.time_sliced:
+        return True
+    return model_fit.memory_refusal(node, request) is not None
 
 
 def _neutral(packing: float) -> dict[str, float]:
