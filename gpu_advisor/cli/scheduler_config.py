@@ -69,6 +69,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     config = commands.add_parser(
         "scheduler-config", help="print the kube-scheduler configuration that calls the advisor (all MIG profiles)"
     )
-    config.add_argument("--url", default=DEFAULT_URL, help=f"the advisor's /scheduler URL prefix (default {DEFAULT_URL})")
+    url_help = f"the advisor's /scheduler URL prefix (default {DEFAULT_URL})"
+    config.add_argument("--url", default=DEFAULT_URL, help=url_help)
     config.add_argument("--weight", type=_weight, default=5, help="the extender's weight, 1-100 (default 5)")
     config.set_defaults(handler=_print)
