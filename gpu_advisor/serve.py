@@ -179,9 +179,18 @@ def listen(host: str, port: int) -> socket.socket:
     """The listening socket, bound before anything is served: a taken port is one line and exit 2, where
     uvicorn would bind late and, with two listeners, end in a page of tracebacks."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP named, not left 0 as socket.create_server leaves it: asyncio turns Nagle off only on
+    # sockets whose protocol says TCP, and with Nagle on a reply written in two parts (headers, body)
+    # waits for the client's delayed ACK: 40 ms per call on a kept-alive connection (measured).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
-        return socket.create_server((host, port), family=family, backlog=2048)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+        return sock
     except OSError as exc:
+        sock.close()
         why = os.strerror(exc.errno) if exc.errno else str(exc)
         raise ServeError(f"cannot listen on {host}:{port}: {why}") from None
 
