@@ -45,7 +45,7 @@ def job(
 
 
 class PrometheusServer:
-    def __init__(self, binary: str, workdir: Path, jobs: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, binary: str, workdir: Path, jobs: Sequence[Mapping[str, Any]], retention: str = "1h") -> None:
         self.port = _free_port()
         config = {
             "global": {"scrape_interval": f"{SCRAPE_INTERVAL_S}s", "evaluation_interval": f"{SCRAPE_INTERVAL_S}s"},
@@ -59,7 +59,7 @@ class PrometheusServer:
                 f"--config.file={workdir / 'prometheus.yml'}",
                 f"--storage.tsdb.path={workdir / 'data'}",
                 f"--web.listen-address=127.0.0.1:{self.port}",
-                "--storage.tsdb.retention.time=1h",
+                f"--storage.tsdb.retention.time={retention}",  # backfilled history needs days
             ],
             stdout=self.log,
             stderr=subprocess.STDOUT,
