@@ -11,7 +11,7 @@ import logging
 from collections.abc import Sequence
 
 from extender.errors import GpuAdvisorError
-from gpu_advisor.cli import agent, certs, cluster, replay, serve, topology
+from gpu_advisor.cli import agent, certs, cluster, replay, rightsize, serve, topology
 from gpu_advisor.cli.exits import report
 
 __all__ = ["build_parser", "main"]
@@ -21,7 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gpu-advisor", description="Topology-aware GPU placement advice.")
     parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (topology, serve, cluster, replay, agent, certs):  # the order `gpu-advisor --help` lists them
+    # the order `gpu-advisor --help` lists them
+    for group in (topology, serve, cluster, rightsize, replay, agent, certs):
         group.register(commands)
     return parser
 
