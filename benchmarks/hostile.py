@@ -65,10 +65,15 @@ def big_snapshot(gpus: int = 40) -> bytes:
 
 
 def max_size_body(limit: int = DRY_RUN_BODY_LIMIT) -> bytes:
-    """A snapshot of small nodes, padded with labels to just under the dry-run body limit."""
-    node = {"name": "n", "machine": "dgx1-v100", "labels": {f"l{i}": "v" * 40 for i in range(40)}}
-    one = len(json.dumps(node)) + 8
-    nodes = [dict(node, name=f"n{i}") for i in range((limit - 4096) // one)]
+    """A snapshot of nodes up to just under the dry-run body limit, each with its own ``nvidia-smi topo
+    -m`` matrix to parse and its own labels, so no two nodes share their work (``scoring.alike``)."""
+    from extender.model.machines import bundled_machines
+
+    matrix = bundled_machines()["dgx1-v100"]
+    node = {"name": "n", "topology": matrix, "labels": {"l0": "0" * 12}}
+    one = len(json.dumps(node)) + 16
+    count = min(5000, (limit - 4096) // one)
+    nodes = [dict(node, name=f"n{i}", labels={"l0": f"{i:012d}"}) for i in range(count)]
     return json.dumps({"manifest": POD, "snapshot": {"nodes": nodes}}).encode()
 
 

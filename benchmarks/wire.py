@@ -9,8 +9,9 @@ measured), fetches its reply to every body and starts the no-op of benchmarks/wi
 answers those very bytes. Then wrk (one thread, 1 and 8 connections) POSTs real kube-scheduler bodies
 (the captured filter body, its NodeNames swapped for 1/100/500/5,000 names, pods of 1, 2, 4 and 8 GPUs
 in turn) to /scheduler/filter and /scheduler/prioritize of each, advisor then no-op, for ``--duration``
-seconds each; then all again with a telemetry refresh of every GPU every second. Last, the first call
-of each of a few new pod shapes (cold) at 500 and 5,000 names.
+seconds each; then all again with a telemetry refresh of every GPU every ``--refresh-every`` seconds
+(each such run lasting at least that long). Last, the first call of new pod shapes (cold) at 500 and
+5,000 names: known GPU counts with a new VRAM declaration, and GPU counts never asked before.
 
 Prints req/s, p50/p99 and the advisor/no-op ratio; writes wire.csv and wire.png to ``--out``.
 All traffic goes to 127.0.0.1. The machine should be otherwise idle: compare ratios, not absolutes.
@@ -57,9 +58,13 @@ def synthetic_snapshot(nodes: int) -> dict[str, Any]:
     return module.synthetic_cluster(nodes)  # type: ignore[no-any-return]
 
 
-def body(names: list[str], gpus: int, memory_gib: int | None = None) -> str:
-    """The captured kube-scheduler filter body with these candidates and a pod of ``gpus`` GPUs."""
+def body(names: list[str], gpus: int, memory_gib: int | None = None, replica: int = 0) -> str:
+    """The captured kube-scheduler filter body with these candidates and a pod of ``gpus`` GPUs; its
+    ``replica``-th pod (own name and uid, as the pods of one Deployment differ)."""
     doc = json.loads(TEMPLATE.read_text())
+    meta = doc["Pod"]["metadata"]
+    meta["name"] = f"{meta.get('name', 'pod')}-{gpus}-{replica}"
+    meta["uid"] = f"00000000-0000-4000-8000-{gpus:04d}{replica:08d}"
     container = doc["Pod"]["spec"]["containers"][0]
     container["resources"]["limits"]["nvidia.com/gpu"] = str(gpus)
     container["resources"]["requests"]["nvidia.com/gpu"] = str(gpus)
@@ -121,7 +126,8 @@ def server(argv: list[str], port: int, timeout: float = 120.0) -> Iterator[tuple
 
 
 def wrk(port: int, path: str, bodies_file: Path, connections: int, duration: float) -> dict[str, float]:
-    argv = ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--timeout", "10s", "-s", str(HERE / "wire.lua")]
+    seconds = max(1, round(duration))
+    argv = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-s", str(HERE / "wire.lua")]
     argv += [f"http://127.0.0.1:{port}", "--", str(bodies_file)]
     out = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "WIRE_PATH": path}, check=False)
     line = next((ln for ln in out.stdout.splitlines() if ln.startswith("WIRE ")), None)
@@ -143,17 +149,18 @@ def measure(args: argparse.Namespace, snapshot: Path, work: Path, names: list[st
     advisor_port, noop_port = free_port(), free_port()
     for refresh in (False, True):
         argv = [sys.executable, str(HERE / "wire_servers.py"), "advisor", "--snapshot", str(snapshot)]
-        argv += ["--port", str(advisor_port)] + (["--refresh", "1"] if refresh else [])
+        argv += ["--port", str(advisor_port)] + (["--refresh", str(args.refresh_every)] if refresh else [])
         with server(argv, advisor_port) as (advisor, _):
             replies: dict[str, str] = {}
             files: dict[int, Path] = {}
             for count in args.counts:
                 lines = []
                 for k in SHAPES:
-                    text = body(names[:count], k)
-                    lines.append(f"{count}-{k}\t{text}")
                     for verb in VERBS:  # also warms the advisor's memo for these shapes
+                        text = body(names[:count], k)
                         replies[f"{verb}:{count}-{k}"] = post(advisor_port, f"/scheduler/{verb}", text)[1].decode()
+                    # Eight replicas of each shape, each its own pod (name, uid), asked about in turn.
+                    lines += [f"{count}-{k}\t{body(names[:count], k, replica=r)}" for r in range(8)]
                 files[count] = work / f"bodies-{count}.txt"
                 files[count].write_text("\n".join(lines) + "\n")
             replies_file = work / "replies.json"
@@ -166,9 +173,10 @@ def measure(args: argparse.Namespace, snapshot: Path, work: Path, names: list[st
                     for count in args.counts:
                         for connections in (1, 8):
                             row = {"refresh": refresh, "names": count, "verb": verb, "connections": connections}
-                            row |= pair(
-                                args, (advisor_port, noop_port), f"/scheduler/{verb}", files[count], connections
-                            )
+                            # A refresh run lasts a refresh interval at least: every run sees one.
+                            duration = max(args.duration, args.refresh_every) if refresh else args.duration
+                            ports = (advisor_port, noop_port)
+                            row |= pair(args, ports, f"/scheduler/{verb}", files[count], connections, duration)
                             rows.append(row)
                             print_row(row)
             if refresh:
@@ -176,13 +184,15 @@ def measure(args: argparse.Namespace, snapshot: Path, work: Path, names: list[st
     return rows
 
 
-def pair(args: argparse.Namespace, ports: tuple[int, int], path: str, bodies: Path, connections: int) -> dict[str, Any]:
+def pair(
+    args: argparse.Namespace, ports: tuple[int, int], path: str, bodies: Path, connections: int, duration: float
+) -> dict[str, Any]:
     """Advisor then no-op, ``--repeat`` times in turn (a busy machine slows both alike within a
     turn); medians, and the spread of the ratio."""
     turns = [
         (
-            wrk(ports[0], path, bodies, connections, args.duration),
-            wrk(ports[1], path, bodies, connections, args.duration),
+            wrk(ports[0], path, bodies, connections, duration),
+            wrk(ports[1], path, bodies, connections, duration),
         )
         for _ in range(args.repeat)
     ]
@@ -206,18 +216,25 @@ def print_row(row: dict[str, Any]) -> None:
     )
 
 
-def cold_calls(snapshot: Path, names: list[str], counts: list[int]) -> dict[int, list[float]]:
-    """Milliseconds of the first call of each new pod shape (filter; a fresh connection each)."""
+def cold_calls(snapshot: Path, names: list[str], counts: list[int]) -> dict[tuple[int, str], list[float]]:
+    """Milliseconds of the first call of each new pod shape (filter; a fresh connection each), by
+    (names, kind): "VRAM" — pods of 1, 2, 4, 8 GPUs (sizes the cluster has seen) each declaring a VRAM
+    no pod declared before; "size" — pods of 3, 5, 6, 7 GPUs, sizes no pod asked for before."""
     port = free_port()
     argv = [sys.executable, str(HERE / "wire_servers.py"), "advisor", "--snapshot", str(snapshot), "--port", str(port)]
-    found: dict[int, list[float]] = {}
+    found: dict[tuple[int, str], list[float]] = {}
     with server(argv, port):
-        post(port, "/scheduler/filter", body(names[:5], 1))  # the app's own first-call costs, not a shape's
+        for count in counts:  # the shapes that benchmarks/wire.py's warm runs ask about, seen once
+            for k in SHAPES:
+                post(port, "/scheduler/filter", body(names[:count], k))
         for count in counts:
-            found[count] = []
+            found[(count, "VRAM")] = []
             for n, k in enumerate((1, 2, 4, 8, 1, 2, 4, 8)):
                 memory = 1 + n + 10 * counts.index(count)  # a pod shape no call has asked about yet
-                found[count].append(post(port, "/scheduler/filter", body(names[:count], k, memory))[0] * 1e3)
+                found[(count, "VRAM")].append(post(port, "/scheduler/filter", body(names[:count], k, memory))[0] * 1e3)
+        for count in counts:
+            sizes = (3, 5, 6, 7) if count == counts[0] else (7, 6, 5, 3)
+            found[(count, "size")] = [post(port, "/scheduler/filter", body(names[:count], k))[0] * 1e3 for k in sizes]
     return found
 
 
@@ -242,7 +259,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         for refresh, style in ((False, "-"), (True, "--")):
             sel = [r for r in rows if r["verb"] == verb and r["connections"] == connections and r["refresh"] == refresh]
             xs = [r["names"] for r in sel]
-            tag = " (telemetry refresh 1/s)" if refresh else ""
+            tag = " (telemetry refreshes)" if refresh else ""
             ax.plot(xs, [r["advisor_rps"] for r in sel], "o" + style, color="tab:blue", label="advisor" + tag)
             ax.plot(xs, [r["noop_rps"] for r in sel], "s" + style, color="tab:gray", label="no-op" + tag)
         ax.set_xscale("log")
@@ -263,6 +280,13 @@ def main() -> int:
     parser.add_argument("--duration", type=int, default=3, help="seconds per wrk run (default 3)")
     parser.add_argument("--repeat", type=int, default=3, help="advisor/no-op turns per case (default 3)")
     parser.add_argument("--counts", type=lambda s: [int(x) for x in s.split(",")], default=[1, 100, 500, 5000])
+    parser.add_argument(
+        "--refresh-every",
+        type=float,
+        default=5.0,
+        help="seconds between telemetry refreshes in the refresh runs, each of which lasts at least this long "
+        "(default 5: three times the rate of the Prometheus poll's default 15 s)",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results", help="where wire.csv and wire.png go")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
@@ -285,10 +309,11 @@ def main() -> int:
         )
         rows = measure(args, snapshot, work, names)
         cold = cold_calls(snapshot, names, [c for c in args.counts if c >= 500])
-    for count, times in cold.items():
+    for (count, kind), times in cold.items():
         listed = ", ".join(f"{t:.1f}" for t in times)
+        what = "a known size with a new VRAM declaration" if kind == "VRAM" else "a GPU count never asked before"
         print(
-            f"cold first call of a new pod shape, {count} names (ms): {listed}; median "
+            f"cold first call, {what}, {count} names (ms): {listed}; median "
             f"{statistics.median(times):.1f}, max {max(times):.1f}"
         )
     args.out.mkdir(parents=True, exist_ok=True)

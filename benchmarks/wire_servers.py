@@ -34,7 +34,7 @@ from extender.model.readings import GpuReading, TelemetryBoard
 from extender.scoring import ScoringPolicy
 from extender.sources.polling import Telemetry
 from extender.sources.snapshot import load_snapshot
-from gpu_advisor.serve import Background, run, uvicorn_config
+from gpu_advisor.serve import Background, run, serve_on_configured_loop, uvicorn_config
 
 
 class SyntheticRefresh(Telemetry):
@@ -88,12 +88,10 @@ def noop_app(replies: dict[str, bytes]) -> FastAPI:
 
 
 def serve_noop(replies_file: str, port: int) -> int:
-    import asyncio
-
     import uvicorn
 
     replies = {key: text.encode() for key, text in json.loads(Path(replies_file).read_text()).items()}
-    asyncio.run(uvicorn.Server(uvicorn_config(noop_app(replies), "127.0.0.1", port)).serve())
+    serve_on_configured_loop([uvicorn.Server(uvicorn_config(noop_app(replies), "127.0.0.1", port))])
     return 0
 
 

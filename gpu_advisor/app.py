@@ -80,8 +80,9 @@ def build_app(edge: Edge, listener: Listener) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.advisor = advisor
-    if listener != "tls":
-        app.include_router(scheduler.build_router(advisor, edge.lane))
+    verbs = scheduler.SchedulerVerbs(advisor, edge.lane) if listener != "tls" else None
+    if verbs is not None:
+        app.include_router(scheduler.build_router(verbs))
         app.include_router(api.build_router(advisor, dry_runs))
         app.include_router(telemetry.build_router(advisor))
         app.include_router(rightsize.build_router(advisor))
@@ -91,6 +92,8 @@ def build_app(edge: Edge, listener: Listener) -> FastAPI:
     _health_routes(app, advisor)
     document_edges(app)
     assert edge.refused is not None
+    if verbs is not None:  # inside the guard: the extender's two verbs, without the framework
+        app.add_middleware(scheduler.ExtenderFastLane, verbs=verbs)
     app.add_middleware(BodyGuard, limits=edge.limits, refused=edge.refused, in_flight=edge.in_flight)
     if edge.auth is not None and listener != "tls":
         app.add_middleware(V1Auth, check=edge.auth)  # outermost: no body is read before the token is checked

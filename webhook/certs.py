@@ -3,7 +3,8 @@ into the webhook configurations, and renewed files picked up without a restart.
 
 The API server reaches a webhook Service as ``<service>.<namespace>.svc``; the serving certificate names
 that and its variants. Lifetimes: CA 5 years, serving certificate 1 year (re-run ``certs create`` with
-``--reuse-ca`` to renew it against the same CA; the server reloads the files as they change).
+``--reuse-ca`` to renew it against the same CA; the server reloads the files as they change). A CA
+already in the directory is never replaced by accident: every injected ``caBundle`` names it.
 """
 
 from __future__ import annotations
@@ -15,19 +16,44 @@ import ssl
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["CertFiles", "CertReloader", "ca_bundle", "create_certs", "inject_ca_bundle", "service_dns_names"]
+from webhook.cert_inject import ca_bundle, inject_ca_bundle
+
+__all__ = [
+    "CertError",
+    "CertFiles",
+    "CertReloader",
+    "Pems",
+    "ca_bundle",
+    "create_certs",
+    "inject_ca_bundle",
+    "issue",
+    "service_dns_names",
+]
 
 log = logging.getLogger(__name__)
 
 CA_DAYS = 5 * 365
 SERVING_DAYS = 365
+
+
+class CertError(ValueError):
+    """The certificates asked for cannot be made as asked; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Pems:
+    """A CA and a serving pair, PEM-encoded: what goes into files or a Secret."""
+
+    ca_cert: bytes
+    ca_key: bytes
+    cert: bytes
+    key: bytes
 
 
 @dataclass(frozen=True)
@@ -77,32 +103,58 @@ def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
     )
 
 
-def create_certs(
-    service: str, namespace: str, out: Path, reuse_ca: bool = False, now: dt.datetime | None = None
-) -> CertFiles:
-    """Write ca.crt, ca.key, tls.crt, tls.key into ``out``; with ``reuse_ca`` only the serving pair is new."""
+def issue(service: str, namespace: str, ca: tuple[bytes, bytes] | None = None, now: dt.datetime | None = None) -> Pems:
+    """A serving pair for the Service, signed by ``ca`` (its PEM certificate and key) or by a new CA."""
     now = now or dt.datetime.now(dt.UTC)
-    _private_dir(out)
-    files = CertFiles(out / "ca.crt", out / "ca.key", out / "tls.crt", out / "tls.key")
-    if reuse_ca and files.ca_cert.exists() and files.ca_key.exists():
-        ca_cert, ca_key = _load_ca(files)
-    else:
+    if ca is None:
         ca_cert, ca_key = _new_ca(namespace, now)
-        _write(files.ca_key, _pem_key(ca_key), private=True)
-        _write(files.ca_cert, ca_cert.public_bytes(serialization.Encoding.PEM), private=False)
+    else:
+        ca_cert, ca_key = _load_ca(*ca)
     key = _key()
     cert = _serving_cert(service_dns_names(service, namespace), key, ca_cert, ca_key, now)
+    pem = serialization.Encoding.PEM
+    return Pems(ca_cert.public_bytes(pem), _pem_key(ca_key), cert.public_bytes(pem), _pem_key(key))
+
+
+def create_certs(
+    service: str,
+    namespace: str,
+    out: Path,
+    reuse_ca: bool = False,
+    now: dt.datetime | None = None,
+    force: bool = False,
+) -> CertFiles:
+    """Write ca.crt, ca.key, tls.crt, tls.key into ``out``; with ``reuse_ca`` only the serving pair is new.
+
+    A CA already in ``out`` is replaced only with ``force`` (every caBundle injected from it would stop
+    matching); ``reuse_ca`` with no CA there is refused rather than quietly making a new one.
+    """
+    files = CertFiles(out / "ca.crt", out / "ca.key", out / "tls.crt", out / "tls.key")
+    has_ca = files.ca_cert.exists() and files.ca_key.exists()
+    if reuse_ca and not has_ca:
+        raise CertError(f"--reuse-ca: no CA in {out} (ca.crt and ca.key); create one first without --reuse-ca")
+    if not reuse_ca and not force and (files.ca_cert.exists() or files.ca_key.exists()):
+        raise CertError(
+            f"{out} already holds a CA: renew with --reuse-ca (injected caBundles stay valid), "
+            "or replace it with --force and inject the new caBundle"
+        )
+    _private_dir(out)
+    ca = (files.ca_cert.read_bytes(), files.ca_key.read_bytes()) if reuse_ca else None
+    pems = issue(service, namespace, ca, now)
+    if ca is None:
+        _write(files.ca_key, pems.ca_key, private=True)
+        _write(files.ca_cert, pems.ca_cert, private=False)
     # Key first, then certificate: a reload that sees the new cert always finds its key.
-    _write(files.key, _pem_key(key), private=True)
-    _write(files.cert, cert.public_bytes(serialization.Encoding.PEM), private=False)
+    _write(files.key, pems.key, private=True)
+    _write(files.cert, pems.cert, private=False)
     return files
 
 
-def _load_ca(files: CertFiles) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    ca_cert = x509.load_pem_x509_certificate(files.ca_cert.read_bytes())
-    loaded = serialization.load_pem_private_key(files.ca_key.read_bytes(), password=None)
+def _load_ca(cert_pem: bytes, key_pem: bytes) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    ca_cert = x509.load_pem_x509_certificate(cert_pem)
+    loaded = serialization.load_pem_private_key(key_pem, password=None)
     if not isinstance(loaded, ec.EllipticCurvePrivateKey):
-        raise ValueError(f"{files.ca_key} is not an EC private key")
+        raise CertError("the CA key is not an EC private key")
     return ca_cert, loaded
 
 
@@ -158,45 +210,6 @@ def _serving_cert(
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()), critical=False)  # type: ignore[arg-type]
         .sign(ca_key, hashes.SHA256())
     )
-
-
-def ca_bundle(ca_cert: Path) -> str:
-    """The base64 PEM that goes into ``clientConfig.caBundle``."""
-    import base64
-
-    pem = ca_cert.read_bytes()
-    x509.load_pem_x509_certificate(pem)  # refuse to inject something that is not a certificate
-    return base64.b64encode(pem).decode()
-
-
-def inject_ca_bundle(api: Any, name: str, bundle: str) -> list[str]:
-    """Set caBundle on every webhook of the Mutating and Validating configurations called ``name``.
-
-    ``api`` is a kubernetes ``AdmissionregistrationV1Api``. Returns what was patched ("mutating/NAME").
-    """
-    from kubernetes.client.exceptions import ApiException
-
-    done = []
-    for kind, read, patch in (
-        ("mutating", api.read_mutating_webhook_configuration, api.patch_mutating_webhook_configuration),
-        ("validating", api.read_validating_webhook_configuration, api.patch_validating_webhook_configuration),
-    ):
-        try:
-            config = read(name, _preload_content=False)
-        except ApiException as exc:
-            if exc.status == 404:
-                continue
-            raise
-        import json
-
-        webhooks = (json.loads(config.data).get("webhooks")) or []
-        ops = [
-            {"op": "add", "path": f"/webhooks/{i}/clientConfig/caBundle", "value": bundle} for i in range(len(webhooks))
-        ]
-        if ops:
-            patch(name, ops, _content_type="application/json-patch+json", _preload_content=False)
-            done.append(f"{kind}/{name}")
-    return done
 
 
 class CertReloader:

@@ -5,21 +5,32 @@ that names the numbers, and advice: what to request instead. Only ``error`` find
 where the namespace asks for enforcement.
 
 Memory: ``gpu-advisor.io/gpu-memory`` (per GPU) when the pod declares it; otherwise what its model server
-will need (see ``webhook.model_size``), and the message says it was inferred.
+will need (see ``extender.model.needs``), and the message says it was inferred. GPU counts are physical
+GPUs; a node whose ``nvidia.com/gpu`` are time-sliced or MPS replicas, or MIG slices, is named as such.
+
+The rules live by topic: here the counts and wiring, ``model_rules`` the model, ``sharing_rules``
+time-slicing, MPS and MIG, ``share_rule`` fractional shares.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from extender.cluster.state import NodeState
+from extender.model.mig_profiles import profile_memory_gb
 from extender.model.pods import PodRequest
 from extender.placement import nvlink_clique
-from webhook.model_size import mig_profiles_for, profile_memory_gb
+from webhook.model_rules import model_does_not_fit, parallelism_mismatch, tp_on_shared_gpu, whole_gpu_small_model
 from webhook.share_rule import gpu_share_never_fits
-from webhook.workload import GB_PER_MIB, ClusterView, Finding, Workload, workload_from
+from webhook.sharing_rules import (
+    mig_multi_slice,
+    mps_memory,
+    timeslice_latency_sensitive,
+    timeslice_memory,
+    timeslice_multi_gpu,
+)
+from webhook.workload import ClusterView, Finding, Workload, workload_from
 
 __all__ = [
     "RULES",
@@ -32,10 +43,6 @@ __all__ = [
 ]
 
 
-def _gb(mib: int | None) -> float:
-    return (mib or 0) * GB_PER_MIB
-
-
 def _gpu_nodes(nodes: Iterable[NodeState]) -> list[NodeState]:
     return [n for n in nodes if n.gpu_total > 0]
 
@@ -43,25 +50,36 @@ def _gpu_nodes(nodes: Iterable[NodeState]) -> list[NodeState]:
 # -- the rules --------------------------------------------------------------------------------------
 
 
+def _counted(node: NodeState) -> str:
+    """``t4-ts-a: 16 time-sliced replicas of 4``: what a node's count really is."""
+    return f"{node.name}: {node.gpu_total} {node.sharing}s of {node.physical_gpus}"
+
+
 def exceeds_largest_node(w: Workload, view: ClusterView) -> list[Finding]:
+    """More GPUs than any node it may use has; counted in physical GPUs, naming replicas and slices."""
     out: list[Finding] = []
     eligible = view.eligible(w)
     k = w.request.gpus
     if k and w.request.share is None:  # shares: webhook.share_rule
         gpu_nodes = _gpu_nodes(eligible)
-        largest = max((n.gpu_total for n in gpu_nodes), default=0)
-        if k > largest:
-            where = (
-                f"the largest of the {len(eligible)} nodes it may use has {largest}"
-                if gpu_nodes
-                else ("no node it may use (selectors, affinity, taints) has nvidia.com/gpu")
-            )
+        slots = max((n.gpu_total for n in gpu_nodes), default=0)
+        largest = max((n.physical_gpus for n in gpu_nodes), default=0)
+        inflated = [n for n in gpu_nodes if n.gpu_total >= k and n.gpu_total > largest]
+        if k > slots or (k > largest and inflated):
+            shared = max((n for n in gpu_nodes if n.gpu_total > largest), key=lambda n: n.gpu_total, default=None)
+            if shared is not None:
+                where = f"nodes it may use have at most {largest} ({_counted(shared)})"
+            elif gpu_nodes:
+                where = f"the largest of the {len(eligible)} nodes it may use has {largest}"
+            else:
+                where = "no node it may use (selectors, affinity, taints) has nvidia.com/gpu"
             advice = (
                 f"request at most {largest} nvidia.com/gpu per pod, or widen its nodeSelector/affinity"
                 if largest
                 else "check nodeSelector, affinity and tolerations against the GPU nodes"
             )
-            out.append(Finding("exceeds-largest-node", "error", f"asks for {k} GPUs; {where}", advice))
+            severity: Literal["error", "warning"] = "error" if k > slots else "warning"
+            out.append(Finding("exceeds-largest-node", severity, f"asks for {k} GPUs; {where}", advice))
     for profile, n in w.request.mig:
         offering = [node for node in view.nodes if node.mig_total(profile)]
         if not offering:
@@ -105,7 +123,7 @@ def mig_profile_unavailable(w: Workload, view: ClusterView) -> list[Finding]:
 
 def no_nvlink_set(w: Workload, view: ClusterView) -> list[Finding]:
     k = w.request.gpus
-    candidates = [n for n in _gpu_nodes(view.eligible(w)) if n.gpu_total >= k and not n.time_sliced]
+    candidates = [n for n in _gpu_nodes(view.eligible(w)) if n.gpu_total >= k and n.sharing == "whole GPU"]
     known = [n for n in candidates if n.topology is not None]
     if k < 2 or not known or len(known) < len(candidates):
         return []  # nothing to say where topology is unknown
@@ -132,142 +150,18 @@ def no_nvlink_set(w: Workload, view: ClusterView) -> list[Finding]:
     ]
 
 
-def timeslice_multi_gpu(w: Workload, view: ClusterView) -> list[Finding]:
-    k = w.request.gpus
-    shared = [n for n in _gpu_nodes(view.eligible(w)) if n.time_sliced and n.gpu_total >= k]
-    if k < 2 or not shared:
-        return []
-    names = ", ".join(n.name for n in shared[:3]) + (" …" if len(shared) > 3 else "")
-    return [
-        Finding(
-            "timeslice-multi-gpu",
-            "warning",
-            f"asks for {k} time-sliced GPUs ({names}): the replicas may all be one physical GPU",
-            "use whole GPUs (a node without gpu.replicas) for multi-GPU work, or ask for 1 GPU",
-        )
-    ]
-
-
-def timeslice_latency_sensitive(w: Workload, view: ClusterView) -> list[Finding]:
-    gpu_nodes = _gpu_nodes(view.eligible(w))
-    if not w.request.gpus or not w.latency_sensitive or not gpu_nodes or not all(n.time_sliced for n in gpu_nodes):
-        return []
-    return [
-        Finding(
-            "timeslice-latency-sensitive",
-            "warning",
-            f"latency-sensitive, but all {len(gpu_nodes)} GPU nodes it may use are time-sliced",
-            "time-slicing adds queueing delay; target whole-GPU or MIG nodes with a nodeSelector",
-        )
-    ]
-
-
-def timeslice_memory(w: Workload, view: ClusterView) -> list[Finding]:
-    out: list[Finding] = []
-    shared = [n for n in _gpu_nodes(view.eligible(w)) if n.time_sliced and n.gpu_memory_mib]
-    if not w.request.gpus or not shared:
-        return out
-    model = w.model
-    replicas = max(n.replicas for n in shared)
-    if model is not None and model.framework == "vllm":
-        limit = 0.9 / replicas
-        if model.gpu_memory_utilization is None or model.gpu_memory_utilization > 1 / replicas:
-            given = "unset (0.9)" if model.gpu_memory_utilization is None else f"{model.gpu_memory_utilization:g}"
-            out.append(
-                Finding(
-                    "timeslice-memory",
-                    "warning",
-                    f"vLLM on a GPU shared {replicas} ways with --gpu-memory-utilization {given}",
-                    f"pass --gpu-memory-utilization {math.floor(limit * 100) / 100:g} (≤ 1/{replicas})",
-                )
-            )
-    memory = w.memory_total_gb()
-    if memory is None:
-        return out
-    need, source = memory
-    for node in shared:
-        physical = node.gpu_total // node.replicas or 1
-        capacity = physical * _gb(node.gpu_memory_mib)
-        neighbours = node.declared_memory_mib() * GB_PER_MIB
-        if neighbours + need > capacity:
-            out.append(
-                Finding(
-                    "timeslice-memory",
-                    "warning",
-                    f"{node.name}: {need:.0f} GB ({source.split(':')[0]}) + {neighbours:.0f} GB declared"
-                    f" by neighbours > {capacity:.0f} GB",
-                    "shared GPUs have no memory isolation: one "
-                    "OOM hits every tenant; declare less memory or use MIG/whole GPUs",
-                )
-            )
-            break
-    return out
-
-
-def model_does_not_fit(w: Workload, view: ClusterView) -> list[Finding]:
-    model = w.model
-    nodes = [n for n in _gpu_nodes(view.eligible(w)) if n.gpu_memory_mib]
-    if model is None or not w.request.gpus or not nodes:
-        return []
-    largest = max(_gb(n.gpu_memory_mib) for n in nodes)
-    per_gpu = model.need_per_gpu_gb
-    if per_gpu <= largest:
-        return []
-    gpus_needed = math.ceil(model.need_gb / largest)
-    shards = 1 << (gpus_needed - 1).bit_length()  # tensor parallelism wants a power of two
-    tp = model.tensor_parallel
-    where = f"one {largest:.0f} GB GPU" if tp == 1 else f"{tp} × {largest:.0f} GB GPUs"
-    return [
-        Finding(
-            "model-does-not-fit",
-            "warning",
-            f"{model.describe()} (+20% ≈ {model.need_gb:.0f} GB) does not fit {where}",
-            f"use {shards} GPUs with --tensor-parallel-size {shards}, or a quantized (AWQ/FP8) model",
-        )
-    ]
-
-
-def whole_gpu_small_model(w: Workload, view: ClusterView) -> list[Finding]:
-    if w.request.gpus != 1 or w.request.mig:
-        return []
-    memory = w.memory_per_gpu_gb()
-    nodes = [n for n in _gpu_nodes(view.eligible(w)) if n.gpu_memory_mib and not n.time_sliced]
-    if memory is None or not nodes:
-        return []
-    need, source = memory
-    smallest_gpu = min(_gb(n.gpu_memory_mib) for n in nodes)
-    if need > 0.4 * smallest_gpu:
-        return []
-    offered = sorted({p for n in view.nodes for p in n.mig_profiles()}, key=profile_memory_gb)
-    fits = [p for p in offered if profile_memory_gb(p) >= need]
-    if fits:
-        advice = f"request nvidia.com/mig-{fits[0]} instead of a whole GPU"
-    else:
-        standard = [p for p in mig_profiles_for(smallest_gpu) if profile_memory_gb(p) >= need]
-        advice = (
-            f"a MIG {standard[0]} slice would do (enable MIG on these GPUs), or share via time-slicing"
-            if standard
-            else "share the GPU (time-slicing or MPS) instead of taking all of it"
-        )
-    what = source.split(": ", 1)[-1] if source != "declared" else f"{need:.0f} GB declared"
-    return [
-        Finding(
-            "whole-gpu-small-model",
-            "info",
-            f"{what} uses ≤ {need / smallest_gpu:.0%} of a whole {smallest_gpu:.0f} GB GPU",
-            advice,
-        )
-    ]
-
-
 RULES: tuple[Callable[[Workload, ClusterView], list[Finding]], ...] = (
     exceeds_largest_node,
     gpu_share_never_fits,
     mig_profile_unavailable,
     no_nvlink_set,
+    parallelism_mismatch,
+    tp_on_shared_gpu,
+    mig_multi_slice,
     timeslice_multi_gpu,
     timeslice_latency_sensitive,
     timeslice_memory,
+    mps_memory,
     model_does_not_fit,
     whole_gpu_small_model,
 )

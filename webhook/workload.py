@@ -4,13 +4,13 @@ the model it serves), the cluster as the rules see it, and a finding."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from extender.cluster.selectors import eligible_nodes
 from extender.cluster.state import NodeState
+from extender.model.needs import MemoryNeed, ModelNeed, memory_need
 from extender.model.pods import PodRequest
-from webhook.model_size import ModelGuess, guess_model
 
 __all__ = ["GB_PER_MIB", "MAX_MESSAGE", "ClusterView", "Finding", "Severity", "Workload", "workload_from"]
 
@@ -46,7 +46,15 @@ class Workload:
     namespace: str
     template: Mapping[str, Any]  # {"metadata": …, "spec": …} of the pods it makes
     request: PodRequest
-    model: ModelGuess | None = field(default=None)
+
+    @property
+    def model(self) -> ModelNeed | None:
+        """The model its server names (read with the request, so scheduling sees the same one)."""
+        return self.request.model
+
+    @property
+    def memory(self) -> MemoryNeed | None:
+        return memory_need(self.request)
 
     @property
     def spec(self) -> Mapping[str, Any]:
@@ -85,6 +93,4 @@ class ClusterView:
 
 
 def workload_from(kind: str, name: str, namespace: str, template: Mapping[str, Any], request: PodRequest) -> Workload:
-    spec = template.get("spec") or {}
-    containers = list(spec.get("containers") or [])
-    return Workload(kind, name, namespace, template, request, guess_model(containers))
+    return Workload(kind, name, namespace, template, request)

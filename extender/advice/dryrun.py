@@ -161,5 +161,19 @@ def _summary(ranked: list[RankedNode], filtered: list[FilteredNode]) -> str:
         best = ranked[0]
         count = f"{len(ranked)} node{'s' if len(ranked) != 1 else ''}"
         return f"schedulable on {count}; best: {best.node} with " + _best_label(best.reason)
-    reasons = sorted({f.reason for f in filtered if f.stage == "gpu"} or {f.reason for f in filtered})
-    return "unschedulable: " + ("; ".join(reasons[:3]) if reasons else "no nodes") + (" …" if len(reasons) > 3 else "")
+    judged = [f for f in filtered if f.stage == "gpu"] or filtered
+    return "unschedulable: " + (_by_node(judged) or "no nodes")
+
+
+def _by_node(filtered: list[FilteredNode], groups: int = 4, names: int = 3) -> str:
+    """``h100-a, h100-b: has 8 GPUs in all, pod needs 100; a100-mig-a: has no nvidia.com/gpu``: each
+    reason once, after the nodes it holds for, the reasons holding for most nodes first."""
+    nodes: dict[str, list[str]] = {}
+    for f in filtered:
+        nodes.setdefault(f.reason, []).append(f.node)
+    order = sorted(nodes.items(), key=lambda item: (-len(item[1]), item[0]))
+    parts = []
+    for reason, where in order[:groups]:
+        shown = ", ".join(sorted(where)[:names]) + (f" +{len(where) - names} more" if len(where) > names else "")
+        parts.append(f"{shown}: {reason}")
+    return "; ".join(parts) + (" …" if len(order) > groups else "")

@@ -14,6 +14,7 @@ from typing import Any
 
 from extender.cluster.shares import GpuShares
 from extender.model.gpu_share import ALIBABA_MODEL
+from extender.model.mig_profiles import MIG_PRODUCTS, profile_memory_gb
 from extender.model.pods import GPU_RESOURCE, MIG_PREFIX, PodRequest
 from extender.model.topology import GpuTopology
 
@@ -24,6 +25,7 @@ LABEL_PRODUCT = "nvidia.com/gpu.product"
 LABEL_MEMORY = "nvidia.com/gpu.memory"
 LABEL_REPLICAS = "nvidia.com/gpu.replicas"
 LABEL_SHARING = "nvidia.com/gpu.sharing-strategy"
+LABEL_MIG_STRATEGY = "nvidia.com/mig.strategy"
 
 
 def parse_time(text: str | None) -> float | None:
@@ -153,6 +155,57 @@ class NodeState:
         return self.replicas > 1 and sharing in ("time-slicing", "")
 
     @property
+    def mps(self) -> bool:
+        """NVIDIA's device plugin ``sharing.mps``: each GPU is ``replicas`` clients, each with a hard memory
+        limit of total / replicas, and (since v0.15) no pod may hold more than one replica."""
+        return self.replicas > 1 and self.labels.get(LABEL_SHARING, "") == "mps"
+
+    @property
+    def mig_single(self) -> str | None:
+        """The MIG profile every ``nvidia.com/gpu`` is, under the ``single`` MIG strategy (GFD's product
+        label ends ``-MIG-<profile>``); None elsewhere."""
+        if self.labels.get(LABEL_MIG_STRATEGY) != "single":
+            return None
+        product = self.labels.get(LABEL_PRODUCT, "")
+        _, sep, profile = product.rpartition("-MIG-")
+        return profile if sep and profile_memory_gb(profile) else None
+
+    @property
+    def sharing(self) -> str:
+        """What one ``nvidia.com/gpu`` is here: a whole GPU, a time-sliced or MPS replica, or a MIG slice."""
+        if self.mig_single:
+            return "MIG slice"
+        if self.mps:
+            return "MPS replica"
+        return "time-sliced replica" if self.time_sliced else "whole GPU"
+
+    @property
+    def physical_gpus(self) -> int:
+        """Physical GPUs behind the node's ``nvidia.com/gpu`` count (replicas and slices counted once)."""
+        if self.topology is not None and (self.time_sliced or self.mps):
+            return len(self.topology.indices)
+        if self.time_sliced or self.mps:
+            return max(1, self.gpu_total // self.replicas)
+        profile = self.mig_single
+        if profile:
+            per_gpu = max((p.count for m in MIG_PRODUCTS for p in m.profiles if p.name == profile), default=1)
+            return max(1, -(-self.gpu_total // per_gpu))
+        return self.gpu_total
+
+    @property
+    def slot_memory_mib(self) -> int | None:
+        """The memory one ``nvidia.com/gpu`` gives a pod: the GPU's; a time-sliced replica shares all of it;
+        an MPS client is capped at total / replicas; a MIG slice has its profile's."""
+        memory = self.gpu_memory_mib
+        profile = self.mig_single
+        if profile:
+            named = int(profile_memory_gb(profile) * 1024)
+            return min(memory, named) if memory else named
+        if memory and self.mps:
+            return memory // self.replicas
+        return memory
+
+    @property
     def gpu_total(self) -> int:
         return self.allocatable.get(GPU_RESOURCE, 0)
 
@@ -167,7 +220,7 @@ class NodeState:
     @property
     def free_now(self) -> int:
         """Free GPUs by the tighter of the two views: allocation counts, and the agent's report."""
-        if self.free_gpus is not None and not self.time_sliced:
+        if self.free_gpus is not None and self.sharing == "whole GPU":
             return min(self.gpu_free_count, len(self.free_gpus))
         return self.gpu_free_count
 

@@ -80,6 +80,7 @@ class Advisor:
         self.metrics = Metrics(self.registry)
         self._memo_for: ClusterState | None = None
         self._memo = VerdictMemo()
+        self._verdict_memo()  # follow the board from now on, off the request path
 
     def _verdict_memo(self) -> VerdictMemo:
         """The memo that follows this advisor's current ClusterState (renewed if the state is swapped)."""
@@ -89,6 +90,8 @@ class Advisor:
             self.state.subscribe(self._learn_running)
             self._memo_for = self.state
             self._learn_running(None)
+            if self.telemetry is not None:
+                self._memo.watch(self.telemetry, self.policy, self.state.nodes_by_name, self.clock)
         return self._memo
 
     def _learn_running(self, names: Iterable[str] | None) -> None:

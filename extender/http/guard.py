@@ -92,25 +92,25 @@ class BodyGuard:
         self._reserve(hold, declared or 0)
         chunks: list[bytes] = []
         size = 0
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.limits.body_timeout_s
         more = True
-        while more:
-            try:
-                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
-            except TimeoutError:
-                limit = self.limits.body_timeout_s
-                raise _Refused(408, "body-timeout", f"the body did not arrive within {limit:g} s") from None
-            if message["type"] == "http.disconnect":
-                raise _Gone()
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > cap:
-                raise _Refused(413, "too-large", f"{what} body is over the {cap:,}-byte limit")
-            self._reserve(hold, size)
-            chunks.append(chunk)
-            more = message.get("more_body", False)
-        return b"".join(chunks)
+        try:
+            # One deadline for the whole body (``wait_for`` per chunk would start a task per chunk).
+            async with asyncio.timeout(self.limits.body_timeout_s):
+                while more:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        raise _Gone()
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > cap:
+                        raise _Refused(413, "too-large", f"{what} body is over the {cap:,}-byte limit")
+                    self._reserve(hold, size)
+                    chunks.append(chunk)
+                    more = message.get("more_body", False)
+        except TimeoutError:
+            limit = self.limits.body_timeout_s
+            raise _Refused(408, "body-timeout", f"the body did not arrive within {limit:g} s") from None
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _declared(scope: Scope) -> int | None:

@@ -66,7 +66,9 @@ class ReplyFragments:
     """Encoded fragments per pod request; a fragment is re-encoded only when its verdict changed."""
 
     def __init__(self, max_requests: int = 64) -> None:
-        self._by_name: dict[PodRequest, dict[str, _Fragments]] = {}
+        # By the verdict itself (checked by identity): scoring hands pod shapes that come out alike on a
+        # node the very same verdict (``scoring.alike``), so a new shape reuses what others encoded.
+        self._by_verdict: dict[int, _Fragments] = {}
         self._last: dict[PodRequest, _Reply] = {}
         self._max_requests = max_requests
 
@@ -91,8 +93,9 @@ class ReplyFragments:
     def _reply(self, request: PodRequest, verdicts: list[Verdict]) -> _Reply:
         if len(self._last) >= self._max_requests and request not in self._last:
             self._last.clear()
-            self._by_name.clear()
-        known = self._by_name.setdefault(request, {})
+        known = self._by_verdict
+        if len(known) > 200_000:
+            known.clear()
         last = self._last.get(request)
         n = len(verdicts)
         if last is None or len(last.verdicts) != n:
@@ -105,9 +108,9 @@ class ReplyFragments:
             changed = list(compress(range(n), map(is_not, verdicts, last.verdicts)))
         for i in changed:
             v = verdicts[i]
-            f = known.get(v.node)
+            f = known.get(id(v))
             if f is None or f.verdict is not v:
-                f = known[v.node] = _encode(v)
+                f = known[id(v)] = _encode(v)
             last.put(i, f)
         return last
 
@@ -130,7 +133,10 @@ class WholeReplies:
 
     def reuse(self, verb: str, request: PodRequest, names: list[str], version: float | None) -> _Whole | None:
         last = self._last.get((verb, request))
-        if last is None or version is None or last.version != version or last.names != names:
+        # ``is`` first: a repeated candidate list is handed over as the very list (``names``).
+        if last is None or version is None or last.version != version:
+            return None
+        if last.names is not names and last.names != names:
             return None
         return last
 

@@ -1,209 +1,98 @@
-"""kube-scheduler's extender verbs: parse its body, judge every candidate node, map to the reply.
+"""kube-scheduler's extender verbs on HTTP: an ASGI fast lane, and the documented FastAPI routes.
 
-Bodies are read raw so every malformed request gets a 400/413 with a message (never a 500), and a
-reply is joined from each verdict's fragments, encoded once (``replies``): at 5,000 candidate nodes
-the encoder is on the hot path.
+kube-scheduler calls filter and prioritize for every pod it places, with up to thousands of node names,
+and waits for the answer; a warm answer costs well under a millisecond, so the framework's own work
+(routing, dependency solving, Request and Response objects: ~0.1 ms a call) would be most of it. The
+fast lane answers ``POST /scheduler/filter`` and ``/scheduler/prioritize`` straight from the ASGI
+messages. It sits inside the body guard (size, time and in-flight limits hold as for every route) and
+calls the same :class:`SchedulerVerbs` as the FastAPI routes, which stay for the OpenAPI document and
+for any app that mounts the router without the lane.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import time
-from typing import Any
-
-import orjson
 from fastapi import APIRouter, Request, Response
-from pydantic import ValidationError
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from extender.errors import validation_problems
-from extender.http.advisor import Advisor, pod_key
+from extender.http.advisor import Advisor
 from extender.http.docs import EXTENDER_DOCS
-from extender.http.offloop import BIG_CALL_NODES, Lane
-from extender.http.replies import ReplyFragments, WholeReplies
-from extender.http.requests import MAX_DEPTH, BadRequest, json_reply, parse_json, problem_for, read_body
-from extender.http.shapes import check_shape
-from extender.http.wire import ExtenderArgs, extender_args
-from extender.model.pods import PodRequest, ShareSpecError, pod_request
-from extender.scoring import Verdict
+from extender.http.offloop import Lane
+from extender.http.requests import BadRequest, ClientGone, problem_for, read_body
+from extender.http.verbs import Answer, SchedulerVerbs
 
-__all__ = ["build_router"]
-
-log = logging.getLogger(__name__)
-MAX_POD_VALUES = 200_000  # a Pod is at most 1.5 MiB (etcd's object limit)
+__all__ = ["ExtenderFastLane", "SchedulerVerbs", "build_router"]
 
 
-_Parsed = tuple[ExtenderArgs, list[str], dict[str, dict[str, Any]]]  # (args, candidate names, sent Nodes)
-
-
-async def _body_json(request: Request, limit: int) -> Any:
-    """The body parsed by orjson (in C; 14 % of a 5,000-name call with ``json``). What orjson refuses
-    and ``json`` reads (NaN, integers past 64 bits) still gets ``json``'s answer."""
-    body = await read_body(request, limit)
-    if not body:
-        raise BadRequest(400, "empty body: expected JSON")
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError:
-        pass
-    # Depth is bounded by the parser for the whole body (orjson refuses past 1,024 levels, json's
-    # recursion limit is answered 400) and checked in full for the Pod, which is walked; a NodeList's
-    # thousands of Nodes are only read field by field.
-    return parse_json(body, max_depth=None)
-
-
-async def _extender_args(request: Request, advisor: Advisor) -> _Parsed:
-    doc = await _body_json(request, advisor.max_body_bytes)
-    if not isinstance(doc, dict):
-        raise BadRequest(400, "body must be a JSON object with Pod and NodeNames or Nodes")
-    check_shape(doc.get("Pod", doc.get("pod")), MAX_DEPTH, MAX_POD_VALUES)
-    names_raw = doc.get("NodeNames", doc.get("nodeNames", doc.get("nodenames")))
-    if isinstance(names_raw, list) and len(names_raw) > advisor.max_candidates:
-        raise BadRequest(413, f"{len(names_raw)} node names is over the limit of {advisor.max_candidates}")
-    try:
-        args = extender_args(doc)
-    except ValidationError as exc:
-        raise BadRequest(400, f"not an ExtenderArgs body: {validation_problems(exc)}") from None
-    if args.node_names is None and args.nodes is None:
-        raise BadRequest(400, "not an ExtenderArgs body: neither NodeNames nor Nodes is set")
-    names = args.candidate_names()
-    if len(names) > advisor.max_candidates:
-        raise BadRequest(413, f"{len(names)} nodes is over the limit of {advisor.max_candidates}")
-    sent = (
-        {}
-        if args.node_names is not None or args.nodes is None
-        else {str((item.get("metadata") or {}).get("name", "")): item for item in args.nodes.items}
-    )
-    return args, names, sent
-
-
-def _request_of(args: ExtenderArgs) -> PodRequest:
-    try:
-        return pod_request(args.pod)
-    except ShareSpecError as exc:  # its GPU share cannot be read: every node says which field, none fits
-        return PodRequest(invalid=str(exc))
-    except Exception as exc:  # PodSpecError, or a value the parser did not foresee (a null container)
-        meta = args.pod.get("metadata")
-        meta = meta if isinstance(meta, dict) else {}
-        # The API server already admitted this pod: a bad gpu-advisor knob must not strand it.
-        log.warning(
-            "pod %s/%s: %s; judging its GPU count only (fail open)", meta.get("namespace"), meta.get("name"), exc
-        )
-        try:
-            spec_only = {"spec": args.pod.get("spec") or {}}
-            return pod_request(spec_only)
-        except Exception:
-            return PodRequest()
-
-
-async def _parsed(request: Request, advisor: Advisor, verb: str) -> _Parsed | Response:
-    """The parsed body, or the 400/413 reply to a bad one (counted)."""
-    try:
-        return await _extender_args(request, advisor)
-    except BadRequest as exc:
-        advisor.metrics.requests.labels(verb, "bad-request").inc()
-        return problem_for(exc)
-
-
-def build_router(advisor: Advisor, lane: Lane | None = None) -> APIRouter:
+def build_router(verbs: SchedulerVerbs | Advisor, lane: Lane | None = None) -> APIRouter:
+    """The documented routes (an Advisor is given its own verbs)."""
+    verbs = verbs if isinstance(verbs, SchedulerVerbs) else SchedulerVerbs(verbs, lane)
     router = APIRouter()
-    lane = lane or Lane()
-    metrics = advisor.metrics
-    replies = _Replies(advisor)
-    # Label children bound once: ``.labels()`` is a lock and a lookup on every call otherwise.
-    ok = {verb: metrics.requests.labels(verb, "ok") for verb in ("filter", "prioritize")}
-    seconds = {verb: metrics.seconds.labels(verb) for verb in ("filter", "prioritize")}
-    outcomes = [metrics.verdicts.labels(outcome) for outcome in ("pass", "fail", "unresolvable")]
+
+    async def answer(request: Request, verb: str) -> Response:
+        try:
+            body = await read_body(request, verbs.advisor.max_body_bytes)
+        except BadRequest as exc:
+            verbs.advisor.metrics.requests.labels(verb, "bad-request").inc()
+            return problem_for(exc)
+        status, reply = await (verbs.filter(body) if verb == "filter" else verbs.prioritize(body))
+        return Response(reply, status_code=status, media_type="application/json")
 
     @router.post("/scheduler/filter", tags=["scheduler extender"], **EXTENDER_DOCS)
     async def scheduler_filter(request: Request) -> Response:
-        started = time.perf_counter()
-        found = await _parsed(request, advisor, "filter")
-        if isinstance(found, Response):
-            return found
-        try:
-            # A large call is judged in a worker thread: health and metrics answer meanwhile.
-            reply, counts = await lane.run(lambda: replies.filter(*found), big=len(found[1]) > BIG_CALL_NODES)
-        except Exception as exc:  # the extender itself failed: say so in Error, as the protocol asks
-            log.exception("filter failed")
-            metrics.requests.labels("filter", "error").inc()
-            return json_reply(_FILTER_FAILED | {"Error": f"gpu-advisor failed: {exc}"})
-        for counter, n in zip(outcomes, counts, strict=True):
-            counter.inc(n)
-        ok["filter"].inc()
-        seconds["filter"].observe(time.perf_counter() - started)
-        return Response(reply, media_type="application/json")
+        return await answer(request, "filter")
 
     @router.post("/scheduler/prioritize", tags=["scheduler extender"], **EXTENDER_DOCS)
     async def scheduler_prioritize(request: Request) -> Response:
-        started = time.perf_counter()
-        found = await _parsed(request, advisor, "prioritize")
-        if isinstance(found, Response):
-            return found
-        try:
-            reply = await lane.run(lambda: replies.prioritize(*found), big=len(found[1]) > BIG_CALL_NODES)
-        except Exception:  # fail open and say so: every node the same, so this extender has no say
-            log.exception("prioritize failed: answering 0 for every node")
-            metrics.requests.labels("prioritize", "error").inc()
-            return json_reply([{"Host": name, "Score": 0} for name in found[1]])
-        ok["prioritize"].inc()
-        seconds["prioritize"].observe(time.perf_counter() - started)
-        return Response(reply, media_type="application/json")
+        return await answer(request, "prioritize")
 
     return router
 
 
-class _Replies:
-    """The encoded replies: the very bytes of last time while the pod shape's verdicts keep their
-    version and the candidates are the same names (nodeCacheCapable), else joined from fragments."""
-
-    def __init__(self, advisor: Advisor) -> None:
-        self.advisor = advisor
-        self.fragments = ReplyFragments()
-        self.whole = WholeReplies()
-
-    def filter(self, args: ExtenderArgs, names: list[str], sent: dict[str, dict[str, Any]]) -> tuple[bytes, Counts]:
-        pod = _request_of(args)
-        self.advisor.learn(pod, pod_key(args.pod))
-        version = self.advisor.verdicts_version(pod) if args.node_names is not None else None
-        last = self.whole.reuse("filter", pod, names, version)
-        if last is not None:
-            return last.reply, last.counts
-        verdicts = self.advisor.judge(pod, names, sent)
-        passed, failed, unresolvable = self.fragments.filter_parts(pod, verdicts)
-        text = f'{_passed_head(args, verdicts, passed)},"FailedNodes":{{{",".join(failed)}}},'
-        text += f'"FailedAndUnresolvableNodes":{{{",".join(unresolvable)}}},"Error":""}}'
-        reply, counts = text.encode(), (len(passed), len(failed), len(unresolvable))
-        self.whole.keep("filter", pod, names, version, reply, *counts)
-        return reply, counts
-
-    def prioritize(self, args: ExtenderArgs, names: list[str], sent: dict[str, dict[str, Any]]) -> bytes:
-        pod = _request_of(args)
-        self.advisor.learn(pod, pod_key(args.pod))
-        version = self.advisor.verdicts_version(pod) if args.node_names is not None else None
-        last = self.whole.reuse("prioritize", pod, names, version)
-        if last is not None:
-            return last.reply
-        reply = self.fragments.priorities(pod, self.advisor.judge(pod, names, sent)).encode()
-        self.whole.keep("prioritize", pod, names, version, reply)
-        return reply
+_JSON = (b"content-type", b"application/json")
 
 
-Counts = tuple[int, ...]
+class ExtenderFastLane:
+    """ASGI middleware: the two extender verbs answered without the framework; the rest passes on."""
+
+    def __init__(self, app: ASGIApp, verbs: SchedulerVerbs) -> None:
+        self.app, self.verbs = app, verbs
+        self.paths = {"/scheduler/filter": verbs.filter, "/scheduler/prioritize": verbs.prioritize}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        verb = self.paths.get(scope["path"]) if scope["type"] == "http" else None
+        if verb is None or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        try:
+            body = await self._body(receive)
+        except ClientGone:
+            return
+        except BadRequest as exc:
+            status, reply = exc.http_status, problem_for(exc).body
+        else:
+            status, reply = await verb(body)
+        await _send(send, (status, bytes(reply)))
+
+    async def _body(self, receive: Receive) -> bytes:
+        """The body; in front of this lane the guard has read it whole into one message."""
+        limit = self.verbs.advisor.max_body_bytes
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientGone()
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise BadRequest(413, f"body is over the {limit}-byte limit")
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-_FILTER_FAILED: dict[str, Any] = {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {}}
-
-
-def _passed_head(args: ExtenderArgs, verdicts: list[Verdict], passed: list[str]) -> str:
-    """The reply's opening: the nodes that pass, as names or (nodeCacheCapable: false) as Node objects."""
-    if args.node_names is not None:
-        return '{"Nodes":null,"NodeNames":[' + ",".join(passed) + "]"
-    # nodeCacheCapable: false reads only Nodes: names alone would silently filter every node.
-    keep = {v.node for v in verdicts if v.fits}
-    items = [
-        item
-        for item in (args.nodes.items if args.nodes else [])
-        if str((item.get("metadata") or {}).get("name", "")) in keep
-    ]
-    return '{"Nodes":' + json.dumps({"metadata": {}, "items": items}, separators=(",", ":")) + ',"NodeNames":null'
+async def _send(send: Send, answer: Answer) -> None:
+    status, reply = answer
+    headers = [(b"content-length", str(len(reply)).encode()), _JSON]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": reply})

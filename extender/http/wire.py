@@ -65,19 +65,19 @@ _POD_KEYS = ("Pod", "pod")
 _NODES_KEYS = ("Nodes", "nodes")
 
 
-def extender_args(doc: dict[str, Any]) -> ExtenderArgs:
+def extender_args(doc: dict[str, Any], names_are_strings: bool = False) -> ExtenderArgs:
     """``doc`` (a parsed body) as :class:`ExtenderArgs`; a ``ValidationError`` says what is wrong.
 
     kube-scheduler's nodeCacheCapable body (a Pod and a list of names) is checked in C: pydantic
     validates the Pod, and the names only have to be strings, which joining them tells (a join
     refuses anything else); over 5,000 names that is far cheaper than validating item by item. Any
     other body (full Node objects, or a malformed one) goes through the whole model, whose error
-    messages name the field at fault.
+    messages name the field at fault. ``names_are_strings``: the caller has checked them already.
     """
     names = next((doc[k] for k in _NAMES_KEYS if k in doc), None)
     pod = next((doc[k] for k in _POD_KEYS if k in doc), None)
     nodes = next((doc[k] for k in _NODES_KEYS if k in doc), None)
-    if type(names) is list and type(pod) is dict and nodes is None and _all_strings(names):
+    if type(names) is list and type(pod) is dict and nodes is None and (names_are_strings or _all_strings(names)):
         return ExtenderArgs.model_construct(pod=_POD.validate_python(pod), nodes=None, node_names=names)
     return ExtenderArgs.model_validate(doc)
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from extender.model.gpu_share import ShareRequest
+    from extender.model.needs import ModelNeed
 
 from extender.errors import InputError
 from extender.model.quantity import QuantityError, count_quantity, decimal_number
@@ -80,6 +81,7 @@ class PodRequest:
     cpu_milli: int = 0  # what the pod requests of the node (``compute``)
     memory_mib: int = 0
     invalid: str | None = None  # why its GPU share cannot be read: every node is refused with this
+    model: ModelNeed | None = None  # the model its server names, for the memory it will need (``needs``)
 
     @property
     def wants_gpu(self) -> bool:
@@ -167,6 +169,7 @@ def pod_request(pod: Mapping[str, Any]) -> PodRequest:
     # Imported here: both readers build on this module's PodSpecError and GPU_RESOURCE.
     from extender.model.compute import pod_compute
     from extender.model.gpu_share import HAMI_SHARE_FIELDS, share_request
+    from extender.model.needs import guess_model
 
     try:
         share = share_request(pod)
@@ -186,6 +189,8 @@ def pod_request(pod: Mapping[str, Any]) -> PodRequest:
         share=share,
         cpu_milli=cpu,
         memory_mib=memory_total,
+        # Only a GPU pod's model matters, and reading command lines is not free on every bound pod.
+        model=guess_model(spec.get("containers") or []) if totals or share is not None else None,
     )
 
 

@@ -8,7 +8,8 @@ remembered as "no telemetry since …".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,9 @@ if TYPE_CHECKING:
     from extender.model.series_census import SeriesCensus
 
 __all__ = ["GpuReading", "TelemetryBoard"]
+
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,11 @@ class TelemetryBoard:
         self.census: SeriesCensus | None = None
         self.rejected: dict[str, int] = {}  # series rejected for values no GPU can have, by reason, ever
         self.misattributed = 0  # agent series whose self-reported node was not the node the agent runs on
+        self._listeners: list[Callable[[], None]] = []
+
+    def subscribe(self, listener: Callable[[], None]) -> None:
+        """``listener()`` after each :meth:`replace`, on the refreshing thread."""
+        self._listeners.append(listener)
 
     @property
     def up(self) -> bool | None:
@@ -79,6 +88,11 @@ class TelemetryBoard:
         self.census = census
         for reason, count in (rejected or {}).items():
             self.rejected[reason] = self.rejected.get(reason, 0) + count
+        for listener in self._listeners:
+            try:
+                listener()
+            except Exception:  # a follower's failure must not lose the readings just installed
+                log.exception("following a telemetry refresh failed; requests follow it instead")
 
     def failed(self, error: str) -> None:
         """A poll failed: keep the readings (they age) and say why."""

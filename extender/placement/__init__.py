@@ -11,7 +11,8 @@ A :class:`Policy` chooses a set of k among the free GPUs, one file each: ``nvidi
 the highest-scoring set, ties broken by what it leaves). Both are exact for up to 16 free GPUs; past
 that a bounded search answers (``bounded.py``: greedy plus swaps, with a measured gap), and a node of
 more than 64 GPUs is refused. Boards of up to 8 GPUs are answered from a table built once per machine
-type (``table.py``).
+type (``table.py``); boards of 9 to 16 from per-mask tables built by a small compiled kernel
+(``subsets.py``, ``_kernel.c``), or, where pip found no C compiler, by the same rules searched in Python.
 
 :meth:`Placer.assess` answers everything scoring asks of one node in one trip (an
 :class:`Assessment`). A :class:`Placer` keeps one :class:`Wiring` (matrix and memos) per topology

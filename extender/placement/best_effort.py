@@ -11,8 +11,7 @@ free, k=3 gives 3 GPUs, not 2), and nothing panics on odd input.
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from itertools import combinations
 from typing import Literal
 
@@ -34,6 +33,8 @@ class NvidiaBestEffort:
             return (real[0],) if not required_mask else tuple(bits(required_mask))
         if len(real) > EXACT_LIMIT:
             return _bounded(wiring, real, required_mask, k)
+        if wiring.subsets is not None and not required_mask:
+            return tuple(bits(wiring.subsets.nvidia(free_mask, k)))  # the same rule, walked in C
         p = _Partitions(wiring, k, required_mask)
         # The partition is rebuilt level by level from the first group (in NVIDIA's order) that
         # reaches the optimum, which is exactly the partition NVIDIA's strict ">" keeps.
@@ -128,7 +129,7 @@ class _Partitions:
             self.memo[key] = best
         return best
 
-    def _solve_plain(self, slots: int, scores: array[int]) -> int:
+    def _solve_plain(self, slots: int, scores: Sequence[int]) -> int:
         """:meth:`solve` without required GPUs and with every subset's score at hand: groups as plain
         masks (the best total does not depend on NVIDIA's order), the last two groups in one pass."""
         k, members = self.k, bits(slots)

@@ -15,7 +15,7 @@ from extender.placement.assessment import Assessment, Placement, PolicyName
 from extender.placement.best_effort import NvidiaBestEffort
 from extender.placement.bounded import MAX_GPUS
 from extender.placement.ideal import Ideal
-from extender.placement.leaves import leaves_of
+from extender.placement.leaves import FRAGMENTATION_SIZES, leaves_of
 from extender.placement.matrix import PlacementImpossible, bits, nvlink_clique_mask
 from extender.placement.table import Table
 from extender.placement.wiring import Wiring
@@ -41,21 +41,27 @@ POLICIES: Mapping[PolicyName, Policy] = {"ideal": Ideal(), "nvidia-best-effort":
 class Placer:
     """Placement answers, remembered per wiring."""
 
-    def __init__(self, tables: bool = True) -> None:
-        """``tables``: answer boards of up to 8 GPUs from a table built at first sight of each machine
-        type (a few ms each); a one-shot question is cheaper searched."""
+    def __init__(self, tables: bool = True, compiled: bool = True) -> None:
+        """``tables``: answer from tables built at first sight of each machine type (a few ms each; up
+        to 8 GPUs in Python, 9-16 by the compiled kernel); a one-shot question is cheaper searched.
+        ``compiled``: off, 9-16 GPU boards are searched in Python even where the kernel is built."""
         self._wirings: dict[str, Wiring] = {}
         self._tables = tables
+        self._compiled = compiled
 
     def wiring(self, topo: GpuTopology) -> Wiring:
         found = self._wirings.get(topo.fingerprint)
         if found is None:
             if len(self._wirings) >= _WIRING_LIMIT:
                 self._wirings.clear()
-            found = self._wirings[topo.fingerprint] = Wiring(topo, self._tables)
+            found = self._wirings[topo.fingerprint] = Wiring(topo, self._tables, self._compiled)
             if found.table is not None:
                 for mask in range(found.matrix.full + 1):
                     leaves_of(found, mask)  # what every free set leaves, with the table: lookups from here on
+                found.tabled.update(_every_answer(found))
+                found.answers.update(found.tabled)
+            if found.subsets is not None:
+                found.subsets.prepare(FRAGMENTATION_SIZES)  # what every answer's leaves look up
         return found
 
     def forget_answers(self) -> None:
@@ -126,6 +132,16 @@ def _assess(
         node_clique = _clique(wiring, m.full, k)
         free_clique = _clique(wiring, free_mask, k)
     return Assessment(k, placement, problem, share, node_clique, free_clique, _wiring=wiring, _free_mask=free_mask)
+
+
+def _every_answer(wiring: Wiring) -> dict[tuple[int, int, int, str, bool], Assessment]:
+    """Both policies' assessments for every free set and size of a tabled board (2 × 1,024 at 8 GPUs)."""
+    return {
+        (free, 0, k, policy, False): _assess(wiring, free, 0, k, policy, False)
+        for policy in POLICIES
+        for free in range(1, wiring.matrix.full + 1)
+        for k in range(1, free.bit_count() + 1)
+    }
 
 
 def _looked_up(wiring: Wiring, table: Table, free_mask: int, k: int, policy: PolicyName) -> tuple[Placement, float]:

@@ -30,6 +30,8 @@ class Ideal:
         req = bits(required_mask)
         if len(free) > EXACT_LIMIT:
             return tuple(good_set(w, free, k, req))  # bounded: an exact search is exponential here
+        if wiring.subsets is not None and not req:
+            return tuple(bits(wiring.subsets.ideal(free_mask, k)))  # the same rule, over tables in C
         # Required GPUs: search the rest for k - r GPUs, scoring pairs with the required ones as well.
         if req:
             rest_mask = free_mask & ~required_mask

@@ -17,14 +17,11 @@ from extender.cluster.state import NodeState
 from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
 from extender.placement import Placer
-from extender.scoring.formula import blend
-from extender.scoring.headroom import headroom
+from extender.scoring.alike import Work
 from extender.scoring.memo import PlanKey, Shape, VerdictMemo
-from extender.scoring.plan import Plan, plan
+from extender.scoring.node_verdict import keep, plan_of, verdict_of
 from extender.scoring.policy import ScoringPolicy
 from extender.scoring.ranking import on_the_wire
-from extender.scoring.share_plan import plan_cpu_only, plan_shared
-from extender.scoring.stranding import NEUTRAL_LEVEL
 from extender.scoring.verdict import Verdict
 from extender.scoring.workload import NO_MIX, Mix
 
@@ -57,28 +54,42 @@ def judge_all(
         return [Verdict(name, True, "pod asks for no GPU: not judged", score=0) for name in names]
     placer = placer or Placer()
     if memo is not None:
-        memo.follow(telemetry, policy, nodes, now)
+        memo.follow(telemetry, policy, nodes, now)  # a no-op for a board the memo watches
     shape = (
         memo.shape(request, policy, telemetry, mix)
         if memo is not None
         else Shape(PlanKey(request, policy, mix), telemetry)
     )
     known = memo.table(shape, now) if memo is not None else {}
+    epoch = memo.epoch if memo is not None else 0
+    plans, live = (memo.plans, memo.live(telemetry, policy)) if memo is not None else ({}, None)
+    work = Work(shape, placer, now, plans, live)
     lookup = nodes.get
+    made: list[tuple[NodeState, Verdict, float, bool]] = []  # (node, verdict, valid until, newly worked out)
 
     def work_out(name: str) -> Verdict:
         node = lookup(name)
         if node is None:
             log.info("node %s unknown to gpu-advisor: passed unjudged (fail open)", name)
             return Verdict(name, True, "unknown to gpu-advisor (not synced yet?): passed unjudged", score=0)
-        verdict, valid_until = judge_node(node, name, shape, placer, now)
-        if memo is not None:
-            memo.remember(shape, known, verdict, valid_until, lambda: lookup(name) is node)
+        hit = node.memo.get(shape)
+        if hit is not None and now < hit[1]:
+            made.append((node, hit[0], hit[1], False))
+            return hit[0]  # type: ignore[no-any-return]
+        verdict, valid_until = work.judge(node, name)
+        made.append((node, verdict, valid_until, True))
         return verdict
 
     # The hot path at 5,000 candidates: one probe per node (a Verdict is always truthy).
     recall = known.get
-    return on_the_wire([recall(name) or work_out(name) for name in names])
+    verdicts = [recall(name) or work_out(name) for name in names]
+    if memo is not None:
+        memo.remember(shape, known, made, lookup, epoch)
+    else:
+        for node, verdict, valid_until, new in made:
+            if new:
+                keep(node, shape, (verdict, valid_until))
+    return on_the_wire(verdicts)
 
 
 def evaluate(
@@ -97,44 +108,11 @@ def evaluate(
 
 def judge_node(node: NodeState, name: str, shape: Shape, placer: Placer, now: float) -> tuple[Verdict, float]:
     """One node's verdict for this shape and until when it holds, remembered on the node state: what
-    filter and prioritize ask per node (and the replay too)."""
+    the replay asks per node (filter and prioritize ask :func:`judge_all`, which shares work across
+    alike nodes; the verdicts are the same)."""
     hit = node.memo.get(shape)
     if hit is not None and now < hit[1]:
         return hit  # type: ignore[no-any-return]
-    found = _judge(node, name, shape, _plan_of(node, shape.plan_key, placer), now)
-    if len(node.memo) >= _MEMO_PER_NODE:
-        node.memo.clear()
-    node.memo[shape] = found
+    found = verdict_of(node, name, shape, plan_of(node, shape.plan_key, placer), now)
+    keep(node, shape, found)
     return found
-
-
-def _plan_of(node: NodeState, key: PlanKey, placer: Placer) -> Plan:
-    found = node.memo.get(key)
-    if found is None:
-        found = node.memo[key] = _plan(node, key, placer)
-    return found
-
-
-def _plan(node: NodeState, key: PlanKey, placer: Placer) -> Plan:
-    request = key.request
-    if request.invalid:
-        return Plan(False, f"cannot read the pod's GPU share: {request.invalid}", unresolvable=True)
-    if request.share is not None:
-        return plan_shared(node, request, key.policy, key.mix)
-    if not request.wants_gpu:
-        return plan_cpu_only(node, request, key.policy, key.mix)
-    return plan(node, request, key.policy, placer)
-
-
-def _judge(node: NodeState, name: str, shape: Shape, plan: Plan, now: float) -> tuple[Verdict, float]:
-    if not plan.fits:
-        return Verdict(name, False, plan.reason, unresolvable=plan.unresolvable), float("inf")
-    value, note, valid_until = headroom(node, plan.telemetry_gpus, shape.telemetry, shape.policy, now)
-    components = {**plan.components, "headroom": value} if plan.components else {}
-    if not components:  # a pod that asks no GPU, on a node that cannot inform its stranding
-        return Verdict(name, True, plan.reason, score=0, rank=(NEUTRAL_LEVEL, 0.0)), valid_until
-    value = blend(components, shape.weights, shape.total_weight)
-    score = max(0, min(10, round(10 * value)))
-    rank = (float(NEUTRAL_LEVEL if plan.level is None else plan.level), value)
-    verdict = Verdict(name, True, f"{plan.reason}; {note}", score, gpus=plan.gpus, breakdown=components, rank=rank)
-    return verdict, valid_until

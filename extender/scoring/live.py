@@ -14,7 +14,8 @@ Smaller moves keep the verdict, its score and its note ("live headroom 73%") as 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from extender.cluster.state import NodeState
 from extender.model.readings import TelemetryBoard
@@ -23,6 +24,7 @@ from extender.scoring.policy import ScoringPolicy
 __all__ = ["THRESHOLD", "LiveReadings", "marks"]
 
 THRESHOLD = 0.05
+Headroom = tuple[float, str, float]  # value, note, valid until
 _NO_READING, _STALE, _ORPHAN = -1.0, -2.0, 10.0
 
 
@@ -55,25 +57,34 @@ def marks(node: NodeState, board: TelemetryBoard, policy: ScoringPolicy, now: fl
     return tuple(found), stale_at
 
 
-def _moved(old: tuple[float, ...], new: tuple[float, ...]) -> bool:
-    return len(old) != len(new) or any(abs(a - b) > THRESHOLD for a, b in zip(old, new, strict=True))
+def _moved(old: tuple[float, ...], new: tuple[float, ...], indices: tuple[int, ...]) -> frozenset[int]:
+    """The GPU indices whose marks moved past the threshold."""
+    return frozenset(g for g, a, b in zip(indices, old, new, strict=True) if abs(a - b) > THRESHOLD)
 
 
 class LiveReadings:
-    """The marks each node's verdicts were made with, for one board; :meth:`follow` after a refresh."""
+    """The marks each node's verdicts were made with, for one board; :meth:`follow` after a refresh.
+
+    Followed in the refresh (the telemetry thread, as the board is installed), so a request only
+    looks up: a node's marks are also its per-GPU headroom, which :meth:`headroom` reuses for any
+    GPU set, for any pod shape, until the next refresh moves them.
+    """
 
     def __init__(self, board: TelemetryBoard, policy: ScoringPolicy) -> None:
         self.board, self.policy = board, policy
         self.refreshed_at: float | None = board.refreshed_at
-        self._marks: dict[str, tuple[tuple[float, ...], NodeState]] = {}
+        # name → (marks, the node state they were made for, first stale moment, mark by GPU index,
+        # headroom by GPU set)
+        self._marks: dict[str, tuple[tuple[float, ...], NodeState, float, dict[int, float], dict[Any, Headroom]]] = {}
         self.stale_at = float("inf")  # the first moment a reading some verdict used turns stale
         self.any_stale = False  # some node shows a stale reading, whose age its note must move on
 
-    def follow(self, nodes: Iterable[NodeState], now: float) -> list[str]:
-        """Take the board as refreshed now; the names of the nodes whose readings moved past the
-        threshold (or that are new to this board, or changed state since)."""
-        self.refreshed_at = self.board.refreshed_at
-        moved: list[str] = []
+    def follow(self, nodes: Iterable[NodeState], now: float) -> list[tuple[str, frozenset[int] | None]]:
+        """Take the board as refreshed now; the nodes whose readings moved past the threshold, each
+        with the GPUs that moved (None: all of them; the node is new to this board or changed state
+        since)."""
+        refreshed_at = self.board.refreshed_at
+        moved: list[tuple[str, frozenset[int] | None]] = []
         known = self._marks
         stale_at, any_stale = float("inf"), False
         for node in nodes:
@@ -81,8 +92,39 @@ class LiveReadings:
             stale_at = min(stale_at, node_stale_at)
             any_stale = any_stale or _STALE in new
             old = known.get(node.name)
-            if old is None or old[1] is not node or _moved(old[0], new):
-                known[node.name] = (new, node)
-                moved.append(node.name)
+            topo = node.topology
+            gpus: frozenset[int] | None = None
+            if old is not None and old[1] is node and topo is not None and len(old[0]) == len(new):
+                gpus = _moved(old[0], new, topo.indices)
+                if not gpus:
+                    continue
+            by_index = dict(zip(topo.indices, new, strict=True)) if topo is not None else {}
+            known[node.name] = (new, node, node_stale_at, by_index, {})
+            moved.append((node.name, gpus))
         self.stale_at, self.any_stale = stale_at, any_stale
+        self.refreshed_at = refreshed_at
         return moved
+
+    def headroom(self, node: NodeState, gpus: tuple[int, ...], now: float, full: Callable[[], Headroom]) -> Headroom:
+        """(value, note, valid until) of these GPUs, worked out once per node per GPU set per refresh
+        that moved it. Every GPU with a fresh reading and no leftover process: straight from the
+        marks (the note is then the plain "live headroom N%"); otherwise ``full()`` (the full look,
+        ``headroom.headroom``)."""
+        found = self._marks.get(node.name)
+        if found is None or found[1] is not node or not gpus:
+            return full()
+        hit = found[4].get(gpus)
+        if hit is not None and now < hit[2]:
+            return hit
+        by_index = found[3]
+        values = [by_index.get(g, _NO_READING) for g in gpus]
+        if all(0.0 <= v <= 1.0 for v in values):
+            # The same sum, in the same order, as headroom.headroom: the same float, the same note.
+            value = sum(values) / len(values)
+            hit = (value, f"live headroom {value:.0%}", found[2])
+        else:
+            hit = full()
+        if len(found[4]) > 64:
+            found[4].clear()
+        found[4][gpus] = hit
+        return hit

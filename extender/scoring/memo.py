@@ -9,7 +9,7 @@ with an int. A refresh of the board keeps the shape: it forgets only the nodes w
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from itertools import count
 from typing import Any
 
@@ -22,6 +22,8 @@ from extender.scoring.verdict import Verdict
 from extender.scoring.workload import NO_MIX, Mix
 
 __all__ = ["PlanKey", "Shape", "VerdictMemo"]
+
+_MEMO_PER_NODE = 64
 
 
 class PlanKey:
@@ -77,6 +79,14 @@ class Shape:
         )
 
 
+def _used(verdict: Verdict, moved: frozenset[int] | None) -> bool:
+    """Did this verdict read telemetry of these GPUs (None: of any)? A set it hands out is what its
+    headroom reads; a time-sliced node's verdict names no set and reads them all."""
+    if not verdict.fits:
+        return False
+    return moved is None or verdict.gpus is None or not moved.isdisjoint(verdict.gpus)
+
+
 class VerdictMemo:
     """Verdicts by pod shape and node name, for nodes that have not changed since.
 
@@ -95,6 +105,11 @@ class VerdictMemo:
         self._shapes: dict[tuple[Any, ...], Shape] = {}
         self._plan_keys: dict[tuple[PodRequest, ScoringPolicy, Mix], PlanKey] = {}
         self._lock = threading.Lock()
+        self._following = threading.Lock()
+        self._watched: set[tuple[TelemetryBoard, ScoringPolicy]] = set()
+        self.epoch = 0  # one more each time a refresh has been followed
+        # Plans shared by nodes alike in all a plan reads (judge.py's signature): most of a fleet.
+        self.plans: dict[Hashable, Any] = {}
 
     def shape(
         self, request: PodRequest, policy: ScoringPolicy, telemetry: TelemetryBoard | None, mix: Mix = NO_MIX
@@ -131,30 +146,69 @@ class VerdictMemo:
         found = self._tables.get(shape)
         return None if found is None or now >= found[1][0] else found[1][1]
 
+    def watch(
+        self,
+        board: TelemetryBoard,
+        policy: ScoringPolicy,
+        nodes: Callable[[], Mapping[str, NodeState]],
+        clock: Callable[[], float],
+    ) -> None:
+        """Follow ``board`` as it is refreshed, on the refreshing thread: requests then only look up
+        (without this, the first request after a refresh follows it)."""
+        self._watched.add((board, policy))
+        board.subscribe(lambda: self.follow(board, policy, nodes(), clock(), pushed=True))
+        self.follow(board, policy, nodes(), clock(), pushed=True)
+
+    def live(self, board: TelemetryBoard | None, policy: ScoringPolicy) -> LiveReadings | None:
+        return None if board is None else self._live.get((board, policy))
+
     def follow(
-        self, board: TelemetryBoard | None, policy: ScoringPolicy, nodes: Mapping[str, NodeState], now: float
+        self,
+        board: TelemetryBoard | None,
+        policy: ScoringPolicy,
+        nodes: Mapping[str, NodeState],
+        now: float,
+        pushed: bool = False,
     ) -> None:
         """After a refresh of ``board``, forget the verdicts of the nodes whose readings moved; the
-        rest hold until their readings are next refreshed or turn stale. One comparison otherwise."""
+        rest hold until their readings are next refreshed or turn stale. One comparison otherwise,
+        and none of this on a request for a watched board."""
         if board is None:
             return
-        live = self._live.get((board, policy))
+        key = (board, policy)
+        live = self._live.get(key)
         if live is not None and live.refreshed_at == board.refreshed_at:
             return
-        if live is None:
-            live = self._live[(board, policy)] = LiveReadings(board, policy)
-        moved = live.follow(list(nodes.values()), now)
-        for name in moved:
-            node = nodes.get(name)
-            if node is not None:
-                for key in [k for k in node.memo if isinstance(k, Shape)]:
-                    node.memo.pop(key, None)
+        if not pushed and key in self._watched and self._following.locked():
+            return  # the refreshing thread is following it; until it is done no table has a version
+        with self._following:
+            live = self._live.get(key)
+            if live is None:
+                live = self._live.setdefault(key, LiveReadings(board, policy))
+            elif live.refreshed_at == board.refreshed_at:
+                return  # followed while this waited
+            moved = live.follow(list(nodes.values()), now)
+            self._forget_moved(board, live, [(n, gpus) for name, gpus in moved if (n := nodes.get(name)) is not None])
+
+    def _forget_moved(
+        self, board: TelemetryBoard, live: LiveReadings, moved: list[tuple[NodeState, frozenset[int] | None]]
+    ) -> None:
+        """Drop the verdicts of moved nodes that used a moved GPU's telemetry (one that does not
+        fit used none; one that fits, its set's)."""
         with self._lock:
+            self.epoch += 1
+            for node, gpus in moved:
+                for k in list(node.memo):
+                    hit = node.memo.get(k)
+                    if isinstance(k, Shape) and hit is not None and _used(hit[0], gpus):
+                        node.memo.pop(k, None)
             for shape, (table, until_version) in list(self._tables.items()):
                 if shape.telemetry is not board:
                     continue
-                for name in moved:
-                    table.pop(name, None)
+                for node, gpus in moved:
+                    verdict = table.get(node.name)
+                    if verdict is not None and _used(verdict, gpus):
+                        del table[node.name]
                 until_version[1] = next(self._versions)
                 # Fresh readings for every node kept: they last until the first one turns stale (a
                 # stale reading's note counts its age, so then the table keeps its one-second life).
@@ -165,16 +219,29 @@ class VerdictMemo:
         self,
         shape: Shape,
         table: dict[str, Verdict],
-        verdict: Verdict,
-        valid_until: float,
-        still_current: Callable[[], bool],
+        made: list[tuple[NodeState, Verdict, float, bool]],
+        lookup: Callable[[str], NodeState | None],
+        epoch: int,
     ) -> None:
-        """Keep a verdict, unless its node changed while it was being worked out (the change notice
-        may already have come and gone; both sides hold the lock)."""
+        """Keep the verdicts one call made (node, verdict, valid until, newly worked out), in the
+        shape's table and the new ones on their node state, unless a refresh was followed while
+        they were worked out, and each unless its node changed meanwhile (the notice may already
+        have come and gone; both sides hold the lock)."""
+        if not made:
+            return
         with self._lock:
-            if not still_current():
+            if epoch != self.epoch:
                 return
-            table[verdict.node] = verdict
+            valid_until = float("inf")
+            for node, verdict, until, new in made:
+                if lookup(verdict.node) is not node:
+                    continue
+                if new:
+                    if len(node.memo) >= _MEMO_PER_NODE:
+                        node.memo.clear()
+                    node.memo[shape] = (verdict, until)
+                table[verdict.node] = verdict
+                valid_until = min(valid_until, until)
             found = self._tables.get(shape)
             if found is not None:
                 found[1][1] = next(self._versions)

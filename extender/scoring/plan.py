@@ -7,16 +7,16 @@ policy); it is remembered on the node state. For whole GPUs it asks placement on
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from extender.cluster.state import NodeState
 from extender.model.pods import PodRequest
 from extender.placement import FRAGMENTATION_SIZES, Assessment, PlacementImpossible, Placer
-from extender.scoring import formula
+from extender.scoring import formula, model_fit
 from extender.scoring.formula import NEUTRAL
 from extender.scoring.policy import ScoringPolicy
 
-__all__ = ["Plan", "gib", "plan"]
+__all__ = ["Plan", "gib", "memory_matters", "plan"]
 
 _GIB = 1024.0
 
@@ -40,8 +40,42 @@ def gib(mib: float) -> str:
 
 def plan(node: NodeState, request: PodRequest, policy: ScoringPolicy, placer: Placer) -> Plan:
     if request.mig and not request.gpus:
-        return _plan_mig(node, request, policy)
-    return _refusal(node, request) or _plan_whole(node, request, policy, placer)
+        refused = model_fit.mig_refusal(request)
+        return Plan(False, refused.reason, unresolvable=True) if refused else _plan_mig(node, request, policy)
+    return _model_fit(node, request, _refusal(node, request) or _plan_whole(node, request, policy, placer))
+
+
+# -- what the pod's model needs (``model_fit``): refusals before placement, the penalty after ---------
+
+
+def _model_refusal(node: NodeState, request: PodRequest) -> Plan | None:
+    refused = model_fit.memory_refusal(node, request) or model_fit.shared_refusal(node, request)
+    return Plan(False, refused.reason, unresolvable=refused.unresolvable) if refused else None
+
+
+def _model_fit(node: NodeState, request: PodRequest, found: Plan) -> Plan:
+    """A plan whose node holds the weights but not the KV cache they want: components × room."""
+    tight = model_fit.tight_fit(node, request) if found.fits else None
+    if tight is None:
+        return found
+    components = {name: value * tight.room for name, value in found.components.items()}
+    return replace(found, reason=f"{tight.note}; {found.reason}", components=components)
+
+
+# -----------------------------------------------------------------------------------------------------
+
+
+def memory_matters(node: NodeState, request: PodRequest) -> bool:
+    """Does the pod's declared VRAM change this node's plan? On whole GPUs only as a refusal (more than
+    a GPU has), and never when the pod also names a model (declared VRAM then hides the inferred
+    need); on shared GPUs always (declared VRAM adds up). Otherwise the plan is that of the same pod
+    without it, which lets pods that differ only in VRAM share plans (``alike``). Keep this in step
+    with every place below that reads ``gpu_memory_mib``."""
+    if not request.gpu_memory_mib:
+        return False
+    if request.model is not None or node.sharing != "whole GPU" or node.time_sliced:
+        return True
+    return model_fit.memory_refusal(node, request) is not None
 
 
 def _neutral(packing: float) -> dict[str, float]:
@@ -76,16 +110,15 @@ def _refusal(node: NodeState, request: PodRequest) -> Plan | None:
         return Plan(False, "has no nvidia.com/gpu", unresolvable=True)
     if total < k:
         return Plan(False, f"has {total} GPUs in all, pod needs {k}", unresolvable=True)
-    memory, want = node.gpu_memory_mib, request.gpu_memory_mib
-    if want and memory and want > memory:
-        return Plan(False, f"pod declares {gib(want)} per GPU, its GPUs have {gib(memory)}", unresolvable=True)
+    if (refused := _model_refusal(node, request)) is not None:
+        return refused
     if node.gpu_free_count < k:
         return Plan(False, f"{node.gpu_free_count} of {total} GPUs free, pod needs {k}")
     return None
 
 
 def _plan_whole(node: NodeState, request: PodRequest, policy: ScoringPolicy, placer: Placer) -> Plan:
-    if node.time_sliced:
+    if node.sharing != "whole GPU":  # replicas or MIG slices: counts alone
         return _plan_time_sliced(node, request, policy)
     if node.topology is None or node.free_gpus is None:
         why = node.topology_problem or "topology unknown"
@@ -101,7 +134,7 @@ def _plan_whole(node: NodeState, request: PodRequest, policy: ScoringPolicy, pla
 
 def _plan_time_sliced(node: NodeState, request: PodRequest, policy: ScoringPolicy) -> Plan:
     k, total, topo = request.gpus, node.gpu_total, node.topology
-    physical = len(topo.indices) if topo else max(1, total // node.replicas)
+    physical = node.physical_gpus
     memory, want = node.gpu_memory_mib, request.gpu_memory_mib
     if want and memory:
         declared = node.declared_memory_mib()
@@ -111,9 +144,10 @@ def _plan_time_sliced(node: NodeState, request: PodRequest, policy: ScoringPolic
                 f"time-sliced: declared VRAM {gib(declared)} + {gib(want * k)} exceeds {gib(physical * memory)}"
                 f" on {physical} shared GPUs",
             )
+    shared = f"time-sliced ×{node.replicas}" if node.time_sliced else f"{node.sharing}s"
     return Plan(
         True,
-        f"time-sliced ×{node.replicas}: {node.gpu_free_count} of {total} replicas free",
+        f"{shared}: {node.gpu_free_count} of {total} {'replicas' if node.replicas > 1 else 'slices'} free",
         components=_neutral(formula.packing(policy.mode, node.gpu_used + k, total)),
         telemetry_gpus=topo.indices if topo else (),
     )

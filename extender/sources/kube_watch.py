@@ -25,6 +25,7 @@ from extender.cluster.state import BoundPod, ClusterState
 from extender.sources.backoff import Backoff
 from extender.sources.invalid import InvalidObjects
 from extender.sources.kube_model import KubeModel
+from extender.sources.outage_log import OutageLog
 from extender.sources.pod_index import PodIndex
 from extender.sources.watch_health import WatchHealth
 
@@ -66,6 +67,7 @@ class KubeSource:
         self.health.invalid = self.invalid
         state.source_health = self.health
         self.wait: Callable[[float], object] = self._stop_wait
+        self.outages = OutageLog(log, clock)
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -101,6 +103,7 @@ class KubeSource:
         items = items if isinstance(items, list) else []
         self.model.replace(what, items)
         self.health.listed(what)
+        self.outages.answered(what)
         if all(self.health.synced(w) for w in RESOURCES):
             first_sync = not self.state.ready
             self.state.mark_ready(self.clock())
@@ -131,6 +134,7 @@ class KubeSource:
             **extra,
         )
         self.health.watching(what)
+        self.outages.answered(what)
         try:
             for line in iter_resp_lines(resp):  # type: ignore[no-untyped-call]
                 if self._stop.is_set():
@@ -179,14 +183,14 @@ class KubeSource:
                     rv = None
                     continue
                 rv = None if exc.status in (401, 403, 404) else rv
-                self._retry(what, f"API server answered {exc.status} {exc.reason}")
+                self._retry(what, f"API server answered {exc.status} {exc.reason}", str(exc.status))
             except Exception as exc:  # dropped connections, timeouts, bad chunks: resume from rv
-                self._retry(what, f"watch interrupted ({type(exc).__name__}: {exc})")
+                self._retry(what, f"watch interrupted ({type(exc).__name__}: {exc})", type(exc).__name__)
 
-    def _retry(self, what: str, why: str) -> None:
+    def _retry(self, what: str, why: str, cause: str) -> None:
         wait = self.backoffs[what].next_wait()
         self.health.failed(what, why)
-        log.warning("%s: %s; retrying in %.1f s", what, why, wait)
+        self.outages.failed(what, cause, why, wait)
         self.wait(wait)
 
     def start(self) -> None:

@@ -28,6 +28,7 @@ Both forms become Node and Pod objects and go through the same code as the live 
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Mapping
@@ -91,11 +92,19 @@ class Snapshot:
         return board
 
 
+@functools.lru_cache(maxsize=64)
 def _bundled(name: str) -> GpuTopology:
+    # Parsed once per machine: a 5,000-node snapshot names a handful, and parsing each node's matrix
+    # anew was most of its load time (a topology is immutable, so the nodes may share it).
     machines = bundled_machines()
     if name not in machines:
         raise SnapshotError(f"no bundled machine {name!r}; choose one of {', '.join(machines)}")
     return parse_topo_matrix(machines[name])
+
+
+@functools.lru_cache(maxsize=256)
+def _annotation_text(topo: GpuTopology) -> str:
+    return topo.to_json()
 
 
 def _topology(entry: Mapping[str, Any], where: str) -> GpuTopology | None:
@@ -121,7 +130,7 @@ def _short_node(entry: Any, n: int, at: float, readings: dict[tuple[str, str], G
     topo = _topology(entry, where)
     annotations: dict[str, str] = {}
     if topo is not None:
-        annotations[ANNOTATION_TOPOLOGY] = topo.to_json()
+        annotations[ANNOTATION_TOPOLOGY] = _annotation_text(topo)
         labels.setdefault("nvidia.com/gpu.count", str(len(topo.indices)))
     replicas = int(labels.get("nvidia.com/gpu.replicas", "1") or 1)
     try:

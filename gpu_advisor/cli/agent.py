@@ -41,10 +41,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     agent = commands.add_parser("agent", help="node agent: publish this node's GPU topology and free GPUs")
     agent.add_argument("--node", help="this Node's name (default: $NODE_NAME)")
-    agent.add_argument("--socket", default=DEFAULT_SOCKET, help="kubelet PodResources socket")
-    agent.add_argument("--min-interval", type=float, default=10.0, help="at most one Node write per this many seconds")
-    agent.add_argument("--poll", type=float, default=2.0, help="seconds between looks at NVML and the kubelet")
-    agent.add_argument("--host", default="0.0.0.0", help="address for /metrics, /healthz, /readyz")
+    agent.add_argument(
+        "--socket", default=DEFAULT_SOCKET, help=f"kubelet PodResources socket (default {DEFAULT_SOCKET})"
+    )
+    agent.add_argument(
+        "--min-interval", type=float, default=10.0, help="at most one Node write per this many seconds (default 10)"
+    )
+    agent.add_argument(
+        "--poll", type=float, default=2.0, help="seconds between looks at NVML and the kubelet (default 2)"
+    )
+    agent.add_argument("--host", default="0.0.0.0", help="address for /metrics, /healthz, /readyz (default 0.0.0.0)")
     agent.add_argument("--port", type=int, default=9401, help="port for /metrics, /healthz, /readyz (default 9401)")
     agent.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster)")
     agent.set_defaults(handler=_agent)

@@ -105,15 +105,22 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     diag = commands.add_parser(
         "diagnose", help="why is this GPU pod pending (or slow)? allocation → memory → placement → application"
     )
-    diag.add_argument("pod", metavar="POD")
-    diag.add_argument("-n", "--namespace", default="default")
-    diag.add_argument("--cluster", default="kube", metavar="kube|FILE", help="the live cluster (default) or a snapshot")
+    diag.add_argument("pod", metavar="POD", help="the pod's name")
+    diag.add_argument("-n", "--namespace", default="default", help="the pod's namespace (default default)")
+    diag.add_argument(
+        "--cluster", default="kube", metavar="kube|FILE", help="the live cluster (default kube) or a snapshot file"
+    )
     diag.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
     diag.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series (SM history)")
-    diag.add_argument("--json", action="store_true")
+    diag.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
     diag.set_defaults(handler=_diagnose)
 
     snapshot = commands.add_parser("snapshot", help="print the cluster's GPU state as a snapshot file (YAML)")
-    snapshot.add_argument("--cluster", default="kube", metavar="kube|simulated|FILE")
+    snapshot.add_argument(
+        "--cluster",
+        default="kube",
+        metavar="kube|simulated|FILE",
+        help="the live cluster (default kube), the built-in simulated cluster, or a snapshot file",
+    )
     snapshot.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
     snapshot.set_defaults(handler=_snapshot)

@@ -26,5 +26,7 @@ class CliError(UsageError):
 
 def report(exc: GpuAdvisorError) -> int:
     """The one mapping from gpu-advisor's errors to the command line: say it, and exit with its code."""
-    print(f"gpu-advisor: error: {exc}", file=sys.stderr)
+    # One line, whatever the cause wrote (a YAML parser's message spans three): logs and scripts read lines.
+    message = " ".join(part.strip() for part in str(exc).splitlines() if part.strip())
+    print(f"gpu-advisor: error: {message}", file=sys.stderr)
     return exc.exit_code

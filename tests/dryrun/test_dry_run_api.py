@@ -69,7 +69,7 @@ def test_an_unschedulable_pod_says_why_and_selector_rejections_are_named(api: Te
         "/v1/dry-run", json=pod({"nvidia.com/gpu": "16"}, nodeSelector={"nvidia.com/gpu.product": "NVIDIA-L40S"})
     ).json()
     assert answer["schedulable"] is False
-    assert answer["verdict"] == "unschedulable: has 8 GPUs in all, pod needs 16"
+    assert answer["verdict"] == "unschedulable: l40s-a: has 8 GPUs in all, pod needs 16"
     reasons = {f["node"]: f["reason"] for f in answer["filtered"]}
     assert reasons["dgx1-v100-a"] == "nodeSelector nvidia.com/gpu.product=NVIDIA-L40S does not match"
     assert answer["findings"][0]["code"] == "exceeds-largest-node"

@@ -18,7 +18,7 @@ from typing import Any
 
 
 class FakeApiServer:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.lock = threading.Condition()
         self.rv = 100
         self.objects: dict[str, dict[str, dict[str, Any]]] = {"nodes": {}, "pods": {}}
@@ -29,7 +29,7 @@ class FakeApiServer:
         self.watch_count = {"nodes": 0, "pods": 0}
         self.documents: dict[str, dict[str, Any]] = {}  # any other object, by its API path
         self.list_count = {"nodes": 0, "pods": 0}
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -168,6 +168,41 @@ class FakeApiServer:
                         self._chunk(json.dumps({"type": event_type, "object": obj}).encode() + b"\n")
                         since, sent = rv, sent + 1
                 self._chunk(b"")
+
+            def _body(self, method: str) -> dict[str, Any]:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                fake.requests.append((method, self.path, dict(self.headers), body))
+                doc: dict[str, Any] = json.loads(body)
+                return doc
+
+            def do_POST(self) -> None:
+                """Create any other object (a Secret): stored under its collection path and name."""
+                doc = self._body("POST")
+                path = f"{urllib.parse.urlparse(self.path).path}/{doc['metadata']['name']}"
+                if path in fake.documents:
+                    self._send_json(409, {"kind": "Status", "code": 409, "reason": "AlreadyExists", "message": path})
+                    return
+                with fake.lock:
+                    fake.rv += 1
+                    doc["metadata"]["resourceVersion"] = str(fake.rv)
+                fake.documents[path] = doc
+                self._send_json(201, doc)
+
+            def do_PUT(self) -> None:
+                """Replace an object, refused (409) when its resourceVersion is not the stored one."""
+                doc = self._body("PUT")
+                path = urllib.parse.urlparse(self.path).path
+                stored = fake.documents.get(path)
+                if stored is None or stored["metadata"].get("resourceVersion") != doc["metadata"].get(
+                    "resourceVersion"
+                ):
+                    self._send_json(409, {"kind": "Status", "code": 409, "reason": "Conflict", "message": path})
+                    return
+                with fake.lock:
+                    fake.rv += 1
+                    doc["metadata"]["resourceVersion"] = str(fake.rv)
+                fake.documents[path] = doc
+                self._send_json(200, doc)
 
             def do_PATCH(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)

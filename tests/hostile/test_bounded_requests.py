@@ -100,7 +100,7 @@ def test_a_snapshot_over_the_node_cap_is_a_422(api: TestClient) -> None:
 def test_a_dry_run_past_its_time_budget_is_stopped_and_the_next_one_is_answered(advisor: Advisor) -> None:
     edge = Edge(advisor, limits=Limits(dry_run_seconds=1.0))
     with TestClient(build_app(edge, "all")) as client:
-        # Thousands of nodes to parse and judge: well past one second on any machine.
+        # Thousands of topology matrices to parse and nodes to judge, none alike: well past one second.
         slow = client.post("/v1/dry-run", content=max_size_body(), headers={"Content-Type": "application/json"})
         assert slow.status_code == 422 and slow.json()["detail"] == "took longer than the 1 s budget of a dry-run"
         # A 40-GPU node is placed by the bounded method (exact search never finished there): well within it.

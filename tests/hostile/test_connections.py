@@ -6,6 +6,7 @@ worst dry-runs run, the memory of the server and its sandbox staying under the D
 from __future__ import annotations
 
 import json
+import os
 import resource
 import socket
 import subprocess
@@ -112,7 +113,11 @@ def test_at_the_file_descriptor_limit_the_log_is_not_flooded(tmp_path: Path) -> 
                 sockets.append(socket.create_connection(("127.0.0.1", port), timeout=1))
             except OSError:
                 break
-        time.sleep(3)
+        # Every descriptor the server may have is in use (accept() fails) until the idle ones time out.
+        open_fds = 0
+        for _ in range(30):
+            open_fds = max(open_fds, len(os.listdir(f"/proc/{proc.pid}/fd")))
+            time.sleep(0.1)
     finally:
         for s in sockets:
             s.close()
@@ -120,8 +125,9 @@ def test_at_the_file_descriptor_limit_the_log_is_not_flooded(tmp_path: Path) -> 
         proc.wait(10)
     lines = log.read_text().splitlines()
     errors = [line for line in lines if line.startswith("ERROR ")]
-    assert any("socket.accept() out of system resource" in line for line in errors), "the limit was reached"
-    # Five records per cause and minute (each with its traceback), where stock asyncio wrote 185,000 lines.
+    assert open_fds >= 62, f"the limit was not reached: {open_fds} descriptors open"
+    # uvloop backs off quietly; asyncio's loop logs each failed accept(): five records per cause and
+    # minute (each with its traceback) get through, where stock asyncio wrote 185,000 lines.
     assert len(errors) <= 15 and len(lines) < 300, f"{len(errors)} error records, {len(lines)} lines"
 
 

@@ -14,8 +14,8 @@ def names(rendered: list[Doc]) -> list[str]:
     return [w["metadata"]["name"] for w in workloads(rendered)]
 
 
-def test_the_install_has_the_three_workloads(rendered: list[Doc]) -> None:
-    assert sorted(names(rendered)) == ["gpu-advisor", "gpu-advisor-agent", "gpu-advisor-scheduler"]
+def test_the_install_has_the_three_workloads_and_the_certificate_job(rendered: list[Doc]) -> None:
+    assert sorted(names(rendered)) == ["gpu-advisor", "gpu-advisor-agent", "gpu-advisor-certs", "gpu-advisor-scheduler"]
 
 
 @pytest.mark.parametrize("name", ["gpu-advisor", "gpu-advisor-agent", "gpu-advisor-scheduler"])

@@ -26,7 +26,9 @@ FAKE_SCHEDULER = Pod("ml", {"app.kubernetes.io/name": "gpu-advisor-scheduler"})
 def container_ports(rendered: list[Doc], pod: Pod) -> dict[str, int]:
     (workload,) = [w for w in workloads(rendered) if w["spec"]["template"]["metadata"]["labels"] == {**pod.labels}]
     return {
-        p["name"]: p["containerPort"] for c in workload["spec"]["template"]["spec"]["containers"] for p in c["ports"]
+        p["name"]: p["containerPort"]
+        for c in workload["spec"]["template"]["spec"]["containers"]
+        for p in c.get("ports", [])
     }
 
 

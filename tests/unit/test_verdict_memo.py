@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from extender.cluster.state import node_state
 from extender.model.pods import PodRequest
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo
+
+NODE_A = node_state({"metadata": {"name": "a"}})
 
 
 def test_a_table_gets_a_new_version_when_a_verdict_is_added_or_forgotten() -> None:
@@ -12,7 +15,8 @@ def test_a_table_gets_a_new_version_when_a_verdict_is_added_or_forgotten() -> No
     assert memo.version(shape, now=0.0) is None  # nothing remembered for this shape yet
     table = memo.table(shape, now=0.0)
     empty = memo.version(shape, now=0.0)
-    memo.remember(shape, table, Verdict("a", True, "fits", score=7), float("inf"), lambda: True)
+    made = [(NODE_A, Verdict("a", True, "fits", score=7), float("inf"), True)]
+    memo.remember(shape, table, made, {"a": NODE_A}.get, memo.epoch)
     added = memo.version(shape, now=0.0)
     assert added != empty and memo.version(shape, now=0.0) == added  # reading does not change it
     memo.forget(["b"])  # any change notice, even for a node this table never judged
@@ -23,5 +27,16 @@ def test_a_table_has_no_version_once_a_reading_it_used_turned_stale() -> None:
     memo = VerdictMemo()
     shape = memo.shape(PodRequest(gpus=1), ScoringPolicy(), None)
     table = memo.table(shape, now=0.0)
-    memo.remember(shape, table, Verdict("a", True, "fits", score=7), 30.0, lambda: True)
+    made = [(NODE_A, Verdict("a", True, "fits", score=7), 30.0, True)]
+    memo.remember(shape, table, made, {"a": NODE_A}.get, memo.epoch)
     assert memo.version(shape, now=29.0) is not None and memo.version(shape, now=30.0) is None
+
+
+def test_verdicts_worked_out_while_a_refresh_was_followed_are_not_kept() -> None:
+    memo, node = VerdictMemo(), node_state({"metadata": {"name": "a"}})
+    shape = memo.shape(PodRequest(gpus=1), ScoringPolicy(), None)
+    table = memo.table(shape, now=0.0)
+    started = memo.epoch
+    memo.epoch += 1  # what following a refresh does, between working out and remembering
+    memo.remember(shape, table, [(node, Verdict("a", True, "fits", score=7), 30.0, True)], {"a": node}.get, started)
+    assert table == {} and shape not in node.memo

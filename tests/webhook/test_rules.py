@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from extender.model.pods import pod_request
 from extender.sources.snapshot import parse_snapshot, simulated_cluster
-from webhook.model_size import guess_model
 from webhook.rules import ClusterView, Finding, evaluate_rules, workload_from
 
 SIMULATED = ClusterView(tuple(simulated_cluster(now=1_796_000_000).cluster("sim").nodes()))
@@ -169,47 +166,3 @@ def test_declared_memory_is_preferred_to_inference_and_the_message_says_which() 
 
 def test_a_plain_gpu_pod_that_fits_gets_no_findings() -> None:
     assert findings(pod(2, selector=H100)) == {}
-
-
-@pytest.mark.parametrize(
-    ("container", "model", "params", "bytes_per", "tp"),
-    [
-        (
-            {"command": ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]},
-            "meta-llama/Llama-3.1-8B-Instruct",
-            8,
-            2,
-            1,
-        ),
-        ({"args": ["--model-path", "Qwen/Qwen2.5-72B-Instruct", "--tp", "4"]}, "Qwen/Qwen2.5-72B-Instruct", 72, 2, 4),
-        (
-            {
-                "env": [{"name": "MODEL_ID", "value": "mistralai/Mixtral-8x7B-v0.1"}],
-                "image": "ghcr.io/huggingface/text-generation-inference",
-            },
-            "mistralai/Mixtral-8x7B-v0.1",
-            46.7,
-            2,
-            1,
-        ),
-        ({"args": ["--model=TheBloke/Llama-2-13B-GPTQ"]}, "TheBloke/Llama-2-13B-GPTQ", 13, 0.5, 1),
-        (
-            {"args": ["--model", "neuralmagic/Meta-Llama-3-70B-Instruct", "--quantization", "fp8"]},
-            "neuralmagic/Meta-Llama-3-70B-Instruct",
-            70,
-            1,
-            1,
-        ),
-        ({"command": ["sh", "-c", "vllm serve facebook/opt-125m --dtype float32"]}, "facebook/opt-125m", 0.125, 4, 1),
-    ],
-)
-def test_model_size_is_read_from_real_serving_command_lines(
-    container: dict[str, Any], model: str, params: float, bytes_per: float, tp: int
-) -> None:
-    guess = guess_model([container])
-    assert guess is not None
-    assert (guess.model, guess.params_b, guess.bytes_per_param, guess.tensor_parallel) == (model, params, bytes_per, tp)
-
-
-def test_a_container_without_a_named_model_has_no_guess() -> None:
-    assert guess_model([{"image": "busybox", "args": ["sleep", "3600"]}]) is None

@@ -1,0 +1,65 @@
+"""The candidate node names of a kube-scheduler call, read once per distinct list.
+
+kube-scheduler asks about the same candidates call after call (every node that passed its own filters),
+and at 5,000 names parsing them is most of a warm call: 0.12 ms to build 5,000 strings, 0.05 ms more to
+compare them with the last list. Go's encoder writes ``ExtenderArgs`` in field order, so the names are
+the body's last member: ``{"Pod":{…},"Nodes":null,"NodeNames":[…]}``. :meth:`CandidateLists.split`
+parses the head alone and compares the names' raw bytes with the lists it has read lately (a memcmp);
+a list it has not seen is parsed once and kept.
+
+Why the split is safe: the head is parsed as a whole JSON object (so the cut fell between two top-level
+members, not inside a string or a nested object) and the tail as a whole JSON array of strings; the
+body is then exactly that object with one more member, ``NodeNames``, last (and JSON's last duplicate
+key wins, as in a full parse). Any body that is not so — other spacing, other order, a nested
+``NodeNames`` — is parsed whole, as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+__all__ = ["CandidateLists"]
+
+_MARK = b',"NodeNames":['
+
+
+class CandidateLists:
+    def __init__(self, keep: int = 8) -> None:
+        self._recent: list[tuple[bytes, list[str]]] = []  # newest first
+        self._keep = keep
+
+    def split(self, body: bytes) -> dict[str, Any] | None:
+        """The parsed body, its names list shared with earlier calls that sent the same bytes; None
+        when the body is not in kube-scheduler's shape (then parse it whole)."""
+        if not body.endswith(b"]}"):
+            return None
+        cut = body.rfind(_MARK)
+        if cut < 0:
+            return None
+        try:
+            head = orjson.loads(body[:cut] + b"}")
+        except orjson.JSONDecodeError:
+            return None
+        if type(head) is not dict:
+            return None
+        names = self._names(body[cut + len(_MARK) - 1 : -1])
+        if names is None:
+            return None
+        head["NodeNames"] = names
+        return head
+
+    def _names(self, text: bytes) -> list[str] | None:
+        for seen, names in self._recent:
+            if len(seen) == len(text) and seen == text:
+                return names
+        try:
+            names = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return None
+        if type(names) is not list or not all(type(n) is str for n in names):
+            return None
+        self._recent.insert(0, (text, names))
+        del self._recent[self._keep :]
+        return names

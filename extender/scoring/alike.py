@@ -1,0 +1,168 @@
+"""Working out one pod shape's verdicts over thousands of nodes, sharing what alike nodes have alike.
+
+A fleet is a few machine types in a few allocation states: of 5,000 synthetic nodes, under a thousand
+differ in anything but their name. So a whole-GPU plan is worked out once per *signature* (everything
+of a node state a plan reads, name aside) and handed to every node that has it; a plan whose reason
+opens with its node's name (an NVLink refusal) stays that node's own. Live headroom comes from the marks
+the refresh already worked out per GPU (``live``), once per node and GPU set per refresh. And a node
+whose plan and headroom come out as they did for another pod shape gets that very verdict back, so its
+encoded wire fragments are reused too: a new pod shape that ends up where an old one did costs a few
+lookups per node.
+
+None of this changes a verdict's content: the sharing is by identity of equal things (a test holds the
+shared and the unshared paths to the same verdicts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import replace
+from typing import Any
+
+from extender.cluster.state import NodeState
+from extender.placement import Placer
+from extender.scoring.headroom import headroom
+from extender.scoring.live import LiveReadings
+from extender.scoring.memo import PlanKey, Shape
+from extender.scoring.node_verdict import Headroom, keep, plan_for, verdict_of
+from extender.scoring.plan import Plan, memory_matters
+from extender.scoring.verdict import Verdict
+
+__all__ = ["Signature", "Work", "signature"]
+
+_SIGNATURE = object()  # node.memo key of the node's signature
+_VERDICTS = object()  # node.memo key of its verdicts by (plan, headroom), whatever the pod shape
+_UNSET = object()
+
+
+class Signature:
+    """A node state's content but its name, with its hash worked out once (probed per node)."""
+
+    __slots__ = ("_hash", "content", "topology")
+
+    def __init__(self, content: tuple[Any, ...], topology: object) -> None:
+        self.content, self.topology = content, topology
+        self._hash = hash(content)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (
+            isinstance(other, Signature) and self.topology is other.topology and self.content == other.content
+        )
+
+
+def signature(node: NodeState) -> Signature | None:
+    """Everything of the node state a plan may read, but its name (a label whose value is the name,
+    such as ``kubernetes.io/hostname``, counts as the same); None when it cannot be told (unhashable)."""
+    found = node.memo.get(_SIGNATURE, _UNSET)
+    if found is _UNSET:
+        found = node.memo[_SIGNATURE] = _signature(node)
+    return found  # type: ignore[no-any-return]
+
+
+def _signature(node: NodeState) -> Signature | None:
+    name = node.name
+    try:
+        content = (
+            tuple(sorted((k, None if v == name else v) for k, v in node.labels.items())),
+            tuple(sorted(node.allocatable.items())),
+            tuple(sorted(node.capacity.items())),
+            id(node.topology),  # topologies are shared per machine type; compared by identity below
+            node.topology_problem,
+            node.free_gpus,
+            tuple(sorted((p.request, p.holds_all, len(p.assigned)) for p in node.pods)),
+            tuple(gpus for _, gpus in node.assumed),
+            tuple(sorted(node.holders)),
+            tuple(tuple(sorted(t.items())) for t in node.taints),
+            node.unschedulable,
+            node.shares,
+            node.cpu_allocatable,
+            node.memory_allocatable,
+            node.cpu_requested,
+            node.memory_requested,
+            None if node.report is None else node.report.free,
+        )
+        return Signature(content, node.topology)
+    except TypeError:  # something unhashable in a field: this node's plans are its own
+        return None
+
+
+def _family(plans: dict[Hashable, Any], key: PlanKey) -> dict[Signature, Plan]:
+    found = plans.get(key)
+    if found is None or len(found) > 100_000:
+        found = plans[key] = {}
+    return found
+
+
+class Work:
+    """One pod shape's verdicts, worked out with what alike nodes share (see the module's text)."""
+
+    def __init__(
+        self, shape: Shape, placer: Placer, now: float, plans: dict[Hashable, Any], live: LiveReadings | None
+    ) -> None:
+        self.shape, self.placer, self.now, self.live = shape, placer, now, live
+        request = shape.request
+        self.family: dict[Signature, Plan] | None = None
+        self.bare: tuple[PlanKey, dict[Signature, Plan]] | None = None
+        # Whole GPUs only: a shared GPU's or a CPU-only plan reads the pods it shares with by name.
+        if request.wants_gpu and request.share is None and not request.mig and not request.invalid:
+            if len(plans) > 1000:
+                plans.clear()
+            self.family = _family(plans, shape.plan_key)
+            if request.gpu_memory_mib:  # where VRAM does not matter, the plans of the pod without it
+                key = shape.plan_key
+                bare = PlanKey(replace(request, gpu_memory_mib=None), key.policy, key.mix)
+                self.bare = (bare, _family(plans, bare))
+
+    def plan(self, node: NodeState) -> Plan:
+        key = self.shape.plan_key
+        found: Plan | None = node.memo.get(key)
+        if found is not None:
+            return found
+        sig = signature(node) if self.family is not None else None
+        if sig is None or self.family is None:
+            found = plan_for(node, key, self.placer)
+        else:
+            family = self.family
+            if self.bare is not None and not memory_matters(node, key.request):
+                key_for, family = self.bare
+            else:
+                key_for = key
+            found = family.get(sig)
+            if found is None:
+                found = plan_for(node, key_for, self.placer)
+                # A plan that names its node (an NVLink refusal opens with it) is that node's alone.
+                if not found.reason.startswith(f"{node.name}: "):
+                    family[sig] = found
+        keep(node, key, found)
+        return found
+
+    def judge(self, node: NodeState, name: str) -> tuple[Verdict, float]:
+        found = self.plan(node)
+        if not found.fits:
+            return self._shared(node, name, found, None), float("inf")
+        shape, now, gpus = self.shape, self.now, found.telemetry_gpus
+
+        def full() -> Headroom:
+            return headroom(node, gpus, shape.telemetry, shape.policy, now)
+
+        room = self.live.headroom(node, gpus, now, full) if self.live is not None else full()
+        return self._shared(node, name, found, room), room[2]
+
+    def _shared(self, node: NodeState, name: str, found: Plan, room: Headroom | None) -> Verdict:
+        """The node's verdict for this plan and headroom: the very one another pod shape got when they
+        were the same (a plan is its policy's, so the score is too)."""
+        mine = node.memo.get(_VERDICTS)
+        if mine is None:
+            mine = node.memo[_VERDICTS] = {}
+        key = (id(found), id(self.shape.policy)) + (() if room is None else (room[0], room[1]))
+        hit = mine.get(key)
+        if hit is not None and hit[0] is found and hit[1] is self.shape.policy:
+            return hit[2]  # type: ignore[no-any-return]
+        verdict, _ = verdict_of(node, name, self.shape, found, self.now, room)
+        if len(mine) > 32:
+            mine.clear()
+        mine[key] = (found, self.shape.policy, verdict)
+        return verdict

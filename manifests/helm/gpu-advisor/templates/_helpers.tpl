@@ -1,0 +1,84 @@
+{{/* Labels on every object: who it is, which release, which version, who manages it. */}}
+{{- define "gpu-advisor.labels" -}}
+app.kubernetes.io/part-of: gpu-advisor
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* The advisor's image: repository:tag, or repository:tag@digest when a digest is pinned. */}}
+{{- define "gpu-advisor.image" -}}
+{{- $tag := .Values.image.tag | default .Chart.AppVersion -}}
+{{- if .Values.image.digest -}}
+{{ printf "%s:%s@%s" .Values.image.repository $tag .Values.image.digest }}
+{{- else -}}
+{{ printf "%s:%s" .Values.image.repository $tag }}
+{{- end -}}
+{{- end -}}
+
+{{/* kube-scheduler at the cluster's own version (v1.30.4-eks-... → v1.30.4) unless a tag is given. */}}
+{{- define "gpu-advisor.schedulerImage" -}}
+{{- $version := regexFind "^v[0-9]+\\.[0-9]+\\.[0-9]+" .Capabilities.KubeVersion.Version -}}
+{{ printf "%s:%s" .Values.scheduler.image.repository (.Values.scheduler.image.tag | default $version) }}
+{{- end -}}
+
+{{/* Pod security context shared by the non-root pods. */}}
+{{- define "gpu-advisor.nonRoot" -}}
+runAsNonRoot: true
+runAsUser: 65532
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "gpu-advisor.lockedDown" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities:
+  drop: ["ALL"]
+{{- end -}}
+
+{{/* Two objects of a file shared with kustomize, relabelled for this release. */}}
+{{- define "gpu-advisor.relabel" -}}
+{{- $doc := .doc -}}
+{{- $meta := $doc.metadata -}}
+{{- $_ := set $meta "labels" (merge (dict) (include "gpu-advisor.labels" .root | fromYaml) ($meta.labels | default dict)) -}}
+{{- toYaml $doc -}}
+{{- end -}}
+
+{{/* The release namespace and the configured ones, which the webhooks never see. */}}
+{{- define "gpu-advisor.excluded" -}}
+{{- toJson (uniq (concat .Values.admission.excludedNamespaces (list .Release.Namespace))) -}}
+{{- end -}}
+
+{{/* The pod of the certificate Job and CronJob: `gpu-advisor certs ensure` for this release. */}}
+{{- define "gpu-advisor.certsPod" -}}
+metadata:
+  labels:
+    {{- include "gpu-advisor.labels" . | nindent 4 }}
+    app.kubernetes.io/name: gpu-advisor-certs
+spec:
+  serviceAccountName: gpu-advisor-certs
+  restartPolicy: OnFailure
+  {{- with .Values.imagePullSecrets }}
+  imagePullSecrets: {{- toYaml . | nindent 4 }}
+  {{- end }}
+  securityContext:
+    {{- include "gpu-advisor.nonRoot" . | nindent 4 }}
+  containers:
+    - name: certs
+      image: {{ include "gpu-advisor.image" . }}
+      imagePullPolicy: {{ .Values.image.pullPolicy }}
+      args:
+        - certs
+        - ensure
+        - --namespace={{ .Release.Namespace }}
+        - --service=gpu-advisor
+        - --secret=gpu-advisor-tls
+        - --config=gpu-advisor
+      resources:
+        requests: {cpu: 10m, memory: 64Mi}
+        limits: {memory: 128Mi}
+      securityContext:
+        {{- include "gpu-advisor.lockedDown" . | nindent 8 }}
+{{- end -}}

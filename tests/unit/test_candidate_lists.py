@@ -1,0 +1,68 @@
+"""kube-scheduler's candidate names, read once per distinct list and split off only when that is safe."""
+
+from __future__ import annotations
+
+import json
+
+import orjson
+import pytest
+
+from extender.http.candidates import CandidateLists
+
+POD = {"metadata": {"name": "p"}, "spec": {"containers": []}}
+
+
+def go_body(names: list[str], pod: dict[str, object] | None = None) -> bytes:
+    """As Go's encoder writes ExtenderArgs: fields in order, no spaces, NodeNames last."""
+    return json.dumps({"Pod": pod or POD, "Nodes": None, "NodeNames": names}, separators=(",", ":")).encode()
+
+
+def test_a_kube_scheduler_body_splits_into_the_same_document_a_full_parse_gives() -> None:
+    body = go_body(["a", "b", "c"])
+    assert CandidateLists().split(body) == orjson.loads(body)
+
+
+def test_the_same_names_sent_again_are_handed_back_as_the_very_list_read_before() -> None:
+    lists = CandidateLists()
+    first = lists.split(go_body(["a", "b"]))
+    again = lists.split(go_body(["a", "b"], pod={"metadata": {"name": "other"}}))
+    assert first is not None and again is not None
+    assert again["NodeNames"] is first["NodeNames"] and again["Pod"]["metadata"]["name"] == "other"
+
+
+def test_a_different_list_of_the_same_length_is_read_anew() -> None:
+    lists = CandidateLists()
+    lists.split(go_body(["aa", "bb"]))
+    found = lists.split(go_body(["aa", "bc"]))
+    assert found is not None and found["NodeNames"] == ["aa", "bc"]
+
+
+@pytest.mark.parametrize(
+    ("why", "body"),
+    [
+        ("spaces after the separators", json.dumps({"Pod": POD, "NodeNames": ["a"]}).encode()),
+        ("NodeNames not last", b'{"NodeNames":["a"],"Pod":{}}'),
+        ("a name that is not a string", b'{"Pod":{},"Nodes":null,"NodeNames":["a",1]}'),
+        ("NodeNames nested in the pod, last", b'{"Pod":{"x":{},"NodeNames":["a"]}}'),
+        ("a cut inside a nested object", b'{"Pod":{"y":1,"NodeNames":["a"]}}'),
+        ("names that are not an array", b'{"Pod":{},"NodeNames":[1]]}'),
+        ("not JSON at all", b'nonsense,"NodeNames":["a"]}'),
+        ("a head that is an array", b'[{"Pod":{}},"NodeNames":["a"]}'),
+    ],
+)
+def test_a_body_not_in_kube_schedulers_shape_is_left_to_the_full_parse(why: str, body: bytes) -> None:
+    assert CandidateLists().split(body) is None, why
+
+
+def test_a_duplicate_key_resolves_as_a_full_parse_does_the_last_one_wins() -> None:
+    body = b'{"Pod":{},"NodeNames":["old"],"NodeNames":["new"]}'
+    assert CandidateLists().split(body) == orjson.loads(body) == {"Pod": {}, "NodeNames": ["new"]}
+
+
+def test_only_the_most_recent_lists_are_kept() -> None:
+    lists = CandidateLists(keep=2)
+    first = lists.split(go_body(["x"]))
+    lists.split(go_body(["y"]))
+    lists.split(go_body(["z"]))
+    again = lists.split(go_body(["x"]))
+    assert first is not None and again is not None and again["NodeNames"] is not first["NodeNames"]

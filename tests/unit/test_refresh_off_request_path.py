@@ -1,0 +1,100 @@
+"""A watched board's refresh is followed as it is installed, and only what it moved is re-judged;
+alike nodes share their plans, and a pod shape that comes out alike gets the very same verdict."""
+
+from __future__ import annotations
+
+from extender.model.pods import PodRequest
+from extender.model.readings import GpuReading, TelemetryBoard
+from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
+from extender.scoring.headroom import headroom
+from extender.scoring.judge import judge_node
+from extender.scoring.live import LiveReadings
+from extender.scoring.memo import PlanKey, Shape
+from extender.scoring.ranking import on_the_wire
+from extender.sources.snapshot import parse_snapshot, simulated_cluster
+
+NOW = 1_800_000_000.0
+SNAP = parse_snapshot({"nodes": [{"name": n, "machine": "dgx1-v100", "free": [0, 1, 2, 3]} for n in ("a", "b")]}, NOW)
+
+
+def readings(sm: dict[tuple[str, int], float], at: float) -> dict[tuple[str, str], GpuReading]:
+    # every GPU 20 % busy unless ``sm`` says otherwise; 1 of its 16 GiB in use
+    return {
+        (n, f"#{g}"): GpuReading(sm.get((n, g), 20.0), 1024.0, 15360.0, at=at) for n in ("a", "b") for g in range(8)
+    }
+
+
+def watched() -> tuple[VerdictMemo, TelemetryBoard, ScoringPolicy, object]:
+    state, policy, memo, board = SNAP.cluster("t"), ScoringPolicy(), VerdictMemo(), TelemetryBoard(60)
+    board.replace(readings({}, NOW), NOW)
+    memo.watch(board, policy, state.nodes_by_name, lambda: NOW + 1)
+    return memo, board, policy, state
+
+
+def test_a_refresh_of_a_watched_board_is_followed_before_any_request() -> None:
+    memo, board, policy, _ = watched()
+    board.replace(readings({("a", 0): 90.0}, NOW + 10), NOW + 10)
+    live = memo.live(board, policy)
+    assert live is not None and live.refreshed_at == NOW + 10
+    assert memo.epoch == 2  # followed at watch, then at the refresh
+
+
+def test_a_verdict_is_re_judged_only_when_a_gpu_it_reads_moved() -> None:
+    memo, board, policy, state = watched()
+    pod = PodRequest(gpus=1)
+
+    def judged() -> dict[str, Verdict]:
+        verdicts = judge_all(pod, ["a", "b"], state.nodes_by_name(), board, policy, NOW + 11, memo=memo)  # type: ignore[attr-defined]
+        return {v.node: v for v in verdicts}
+
+    first = judged()
+    gpu_a, gpu_b = first["a"].gpus[0], first["b"].gpus[0]  # type: ignore[index]
+    other_b = next(g for g in range(8) if g != gpu_b)
+    # a's own GPU goes from 20 % to 90 % busy (headroom 0.8 → 0.1); on b only a GPU it does not use
+    board.replace(readings({("a", gpu_a): 90.0, ("b", other_b): 90.0}, NOW + 10), NOW + 10)
+    second = judged()
+    assert second["b"] is first["b"]
+    assert second["a"] is not first["a"] and "live headroom 10%" in second["a"].reason
+
+
+def test_headroom_from_the_marks_is_the_full_look_s_value_and_note() -> None:
+    state, policy, board = SNAP.cluster("t"), ScoringPolicy(), TelemetryBoard(60)
+    board.replace(readings({("a", 0): 35.0, ("a", 1): 70.0, ("a", 2): 99.0}, NOW), NOW)
+    live = LiveReadings(board, policy)
+    live.follow(state.nodes(), NOW)
+    node = state.node("a")
+    assert node is not None
+    for gpus in [(0,), (0, 1), (0, 1, 2), (3,)]:
+        quick = live.headroom(node, gpus, NOW, lambda: (-1.0, "full look", 0.0))
+        full = headroom(node, gpus, board, policy, NOW)
+        assert quick[:2] == full[:2], gpus
+    # (0, 1): free SM (0.65 + 0.30) / 2 = 0.475 → "live headroom 48%"
+    assert live.headroom(node, (0, 1), NOW, lambda: (-1.0, "", 0.0))[1] == "live headroom 48%"
+
+
+def test_alike_nodes_share_a_plan_and_alike_shapes_share_the_verdict() -> None:
+    memo, board, policy, state = watched()
+    nodes = state.nodes_by_name()  # type: ignore[attr-defined]
+    plain, declared = PodRequest(gpus=2), PodRequest(gpus=2, gpu_memory_mib=4096)
+    first = judge_all(plain, ["a", "b"], nodes, board, policy, NOW + 1, memo=memo)
+    second = judge_all(declared, ["a", "b"], nodes, board, policy, NOW + 1, memo=memo)
+    plan_a = nodes["a"].memo[memo.shape(plain, policy, board).plan_key]
+    assert plan_a is nodes["b"].memo[memo.shape(plain, policy, board).plan_key]  # same machine, same free set
+    assert [v is w for v, w in zip(first, second, strict=True)] == [True, True]  # 4 GiB fits a 16 GiB GPU
+
+
+def test_sharing_work_across_alike_nodes_changes_no_verdict() -> None:
+    """judge_all (plans and verdicts shared across alike nodes and pod shapes) against each node judged
+    on its own, for pods of every size, with VRAM that fits, that does not, and NVLink required."""
+    snap = simulated_cluster(now=NOW)
+    policy, board = ScoringPolicy(), snap.telemetry(60)
+    pods = [PodRequest(gpus=k, gpu_memory_mib=m) for k in (1, 2, 3, 4, 8) for m in (None, 8192, 40960)]
+    pods.append(PodRequest(gpus=2, interconnect="nvlink"))
+    for pod in pods:
+        shared_state, own_state = snap.cluster("shared"), snap.cluster("own")
+        names = [n.name for n in shared_state.nodes()]
+        shared = judge_all(pod, names, shared_state.nodes_by_name(), board, policy, NOW, memo=VerdictMemo())
+        shape = Shape(PlanKey(pod, policy), board)
+        placer = own_state.machines.placer
+        own = [judge_node(n, n.name, shape, placer, NOW)[0] for n in own_state.nodes()]
+        assert shared == on_the_wire(own), pod
