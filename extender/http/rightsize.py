@@ -46,7 +46,11 @@ def build_router(advisor: Advisor) -> APIRouter:
     @router.get(
         "/rightsize",
         tags=["advice"],
-        responses={400: {"description": "a bad window or min_gpus"}, 503: {"description": "no GPU history"}},
+        responses={
+            400: {"description": "a bad window or min_gpus"},
+            404: {"description": "this server has no GPU history (started without --prometheus)"},
+            503: {"description": "Prometheus did not answer"},
+        },
     )
     def rightsize_report(namespace: str | None = None, window: str = "7d", min_gpus: str = "0") -> Response:
         """Per GPU workload (grouped by owner) over ``window``: GPUs held and used, SM p50/p95/max, VRAM
@@ -64,7 +68,7 @@ def build_router(advisor: Advisor) -> APIRouter:
             return problem(400, f"min_gpus {min_gpus!r} is not a number of GPUs ≥ 0")
         source = advisor.rightsize
         if source is None:
-            return problem(503, "no GPU history: start the server with --prometheus URL (DCGM exporter series)")
+            return problem(404, "no GPU history: start the server with --prometheus URL (DCGM exporter series)")
         try:
             series = source.read(advisor.clock(), window_s)
         except (OSError, RuntimeError, ValueError) as exc:

@@ -11,12 +11,13 @@ import argparse
 import json
 import sys
 import time
+from typing import TYPE_CHECKING
 
-from extender.advice.rightsize import GpuSeries, RightsizeReport, pod_facts, rightsize, table
-from extender.sources.cluster_choice import KUBE, SIMULATED, one_look
-from extender.sources.prometheus import prometheus_url
-from extender.sources.snapshot import Snapshot
 from gpu_advisor.cli.exits import EXIT_NO_ANSWER, CliError
+
+if TYPE_CHECKING:  # the sources are imported when the command runs: `gpu-advisor agent` loads none of them
+    from extender.advice.rightsize import GpuSeries, RightsizeReport
+    from extender.sources.snapshot import Snapshot
 
 __all__ = ["register"]
 
@@ -41,7 +42,7 @@ def _history(args: argparse.Namespace, snap: Snapshot, end: float) -> tuple[list
             return history.series(end, args.window, directory(names, snap.pods)), f"prometheus {history.url}"
         except (OSError, RuntimeError, ValueError) as exc:
             raise CliError(f"no history from {args.prometheus}: {exc}", EXIT_NO_ANSWER) from None
-    if args.cluster == SIMULATED:
+    if args.cluster == "simulated":
         from extender.sources.simulated_history import simulated_history
 
         return simulated_history(snap, end), "synthetic history of the simulated cluster"
@@ -49,6 +50,10 @@ def _history(args: argparse.Namespace, snap: Snapshot, end: float) -> tuple[list
 
 
 def _rightsize(args: argparse.Namespace) -> int:
+    from extender.advice.rightsize import pod_facts, rightsize, table
+    from extender.sources.cluster_choice import KUBE, one_look
+    from extender.sources.prometheus import prometheus_url
+
     if args.annotate and args.cluster != KUBE:
         raise CliError("--annotate writes to the live cluster: use it with --cluster kube")
     if args.prometheus:
@@ -79,12 +84,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     cmd = commands.add_parser(
         "rightsize", help="which workloads hold more GPU than they use, and what to ask for instead"
     )
-    cmd.add_argument("--cluster", default="kube", metavar="kube|simulated|FILE", help="where the pods are (owners)")
+    cmd.add_argument(
+        "--cluster", default="kube", metavar="kube|simulated|FILE", help="where the pods are (owners); default kube"
+    )
     cmd.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
     cmd.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series (the history)")
     cmd.add_argument("-n", "--namespace", help="only this namespace's workloads")
-    cmd.add_argument("--window", type=_window, default=7 * 86400.0, metavar="7d", help="how far back (default 7d)")
-    cmd.add_argument("--min-gpus", type=float, default=0.0, metavar="N", help="only workloads holding ≥ N GPUs")
+    cmd.add_argument("--window", type=_window, default="7d", metavar="7d", help="how far back (default 7d)")
+    cmd.add_argument(
+        "--min-gpus", type=float, default=0.0, metavar="N", help="only workloads holding ≥ N GPUs (default 0)"
+    )
     cmd.add_argument("--json", action="store_true", help="print the report as JSON")
     cmd.add_argument(
         "--annotate", action="store_true", help="write gpu-advisor.io/rightsize on each owner (off by default)"

@@ -111,7 +111,9 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
 
 
 def _workload(report: dict[str, Any], kind: str, name: str) -> dict[str, Any]:
-    found = [w for w in report["workloads"] if (w["workload"]["kind"], w["workload"]["name"]) == (kind, name)]
+    found: list[dict[str, Any]] = [
+        w for w in report["workloads"] if (w["workload"]["kind"], w["workload"]["name"]) == (kind, name)
+    ]
     assert len(found) == 1, [w["workload"] for w in report["workloads"]]
     return found[0]
 

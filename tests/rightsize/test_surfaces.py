@@ -107,9 +107,9 @@ def test_the_api_refuses_bad_parameters_with_400(served: TestClient, params: dic
     assert reply.status_code == 400 and detail in reply.json()["detail"]
 
 
-def test_the_api_says_503_without_history_or_when_prometheus_fails(api: TestClient, advisor: Advisor) -> None:
+def test_the_api_says_404_without_history_and_503_when_prometheus_fails(api: TestClient, advisor: Advisor) -> None:
     reply = api.get("/v1/rightsize")
-    assert reply.status_code == 503 and "--prometheus" in reply.json()["detail"]
+    assert reply.status_code == 404 and "--prometheus" in reply.json()["detail"]
 
     def down(end: float, window: float) -> list[Any]:
         raise OSError("connection refused")
