@@ -94,7 +94,7 @@ class ReplyFragments:
         if len(self._last) >= self._max_requests and request not in self._last:
             self._last.clear()
         known = self._by_verdict
-        if len(known) > 200_000:
+        if len(known) > 20_000:  # each holds its verdict alive: a few replies of 5,000 nodes
             known.clear()
         last = self._last.get(request)
         n = len(verdicts)

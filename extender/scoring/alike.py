@@ -15,6 +15,7 @@ shared and the unshared paths to the same verdicts).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any
@@ -38,7 +39,7 @@ _UNSET = object()
 class Signature:
     """A node state's content but its name, with its hash worked out once (probed per node)."""
 
-    __slots__ = ("_hash", "content", "topology")
+    __slots__ = ("__weakref__", "_hash", "content", "topology")
 
     def __init__(self, content: tuple[Any, ...], topology: object) -> None:
         self.content, self.topology = content, topology
@@ -60,6 +61,11 @@ def signature(node: NodeState) -> Signature | None:
     if found is _UNSET:
         found = node.memo[_SIGNATURE] = _signature(node)
     return found  # type: ignore[no-any-return]
+
+
+# Equal signatures as one object, so that probing a plan family by a node's signature is an identity
+# check, not a compare of two long tuples (weakly held: they go with the node states that have them).
+_INTERNED: weakref.WeakValueDictionary[Signature, Signature] = weakref.WeakValueDictionary()
 
 
 def _signature(node: NodeState) -> Signature | None:
@@ -84,7 +90,8 @@ def _signature(node: NodeState) -> Signature | None:
             node.memory_requested,
             None if node.report is None else node.report.free,
         )
-        return Signature(content, node.topology)
+        found = Signature(content, node.topology)
+        return _INTERNED.setdefault(found, found)
     except TypeError:  # something unhashable in a field: this node's plans are its own
         return None
 
@@ -106,6 +113,7 @@ class Work:
         request = shape.request
         self.family: dict[Signature, Plan] | None = None
         self.bare: tuple[PlanKey, dict[Signature, Plan]] | None = None
+        self.matters: dict[Signature, bool] = {}  # does the pod's VRAM change the plan, by signature
         # Whole GPUs only: a shared GPU's or a CPU-only plan reads the pods it shares with by name.
         if request.wants_gpu and request.share is None and not request.mig and not request.invalid:
             if len(plans) > 1000:
@@ -126,7 +134,7 @@ class Work:
             found = plan_for(node, key, self.placer)
         else:
             family = self.family
-            if self.bare is not None and not memory_matters(node, key.request):
+            if self.bare is not None and not self._memory_matters(node, sig):
                 key_for, family = self.bare
             else:
                 key_for = key
@@ -137,6 +145,13 @@ class Work:
                 if not found.reason.startswith(f"{node.name}: "):
                     family[sig] = found
         keep(node, key, found)
+        return found
+
+    def _memory_matters(self, node: NodeState, sig: Signature) -> bool:
+        """``plan.memory_matters``, once per signature: it reads nothing of the node but its content."""
+        found = self.matters.get(sig)
+        if found is None:
+            found = self.matters[sig] = memory_matters(node, self.shape.request)
         return found
 
     def judge(self, node: NodeState, name: str) -> tuple[Verdict, float]:

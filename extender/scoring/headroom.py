@@ -43,7 +43,7 @@ def headroom(
         if reading.memory_used_mib is not None and total:
             used_share = min(1.0, reading.memory_used_mib / total)
             parts.append(1.0 - used_share)
-            if used_share >= policy.orphan_memory_share and g not in holders and not node.time_sliced:
+            if used_share >= policy.orphan_memory_share and g not in holders and node.sharing == "whole GPU":
                 notes.append(gpu_use(g, reading, None).text)  # free by allocation, yet in use
         if parts:
             values.append(min(parts))

@@ -29,31 +29,42 @@ _NO_READING, _STALE, _ORPHAN = -1.0, -2.0, 10.0
 
 
 def marks(node: NodeState, board: TelemetryBoard, policy: ScoringPolicy, now: float) -> tuple[tuple[float, ...], float]:
-    """(one mark per GPU, the first moment one of its fresh readings turns stale)."""
+    """(one mark per GPU, the first moment one of its fresh readings turns stale).
+
+    Worked out for every GPU of the fleet at each refresh (40,000 at 5,000 nodes), on the refreshing
+    thread but under the interpreter lock that requests need too: so the per-GPU work is inlined."""
     topo = node.topology
     if topo is None:
         return (), float("inf")
     found: list[float] = []
     stale_at = float("inf")
+    reading_of, max_age, orphan_share = board.reading, board.max_age_s, policy.orphan_memory_share
+    holders, whole = node.holders, node.sharing == "whole GPU"
+    name = node.name
     for gpu in topo.gpus:
-        reading = board.reading(node.name, gpu)
+        reading = reading_of(name, gpu)
         if reading is None:
             found.append(_NO_READING)
             continue
-        if board.is_stale(reading, now):
+        at = reading.at
+        if reading.ended or (at is not None and now - at > max_age):  # board.is_stale, inlined
             found.append(_STALE)
             continue
-        if reading.at is not None:
-            stale_at = min(stale_at, reading.at + board.max_age_s)
-        parts = [] if reading.sm_util is None else [1.0 - min(100.0, max(0.0, reading.sm_util)) / 100.0]
-        total = reading.memory_total_mib or gpu.memory_mib or node.gpu_memory_mib
-        orphan = 0.0
-        if reading.memory_used_mib is not None and total:
-            used_share = min(1.0, reading.memory_used_mib / total)
-            parts.append(1.0 - used_share)
-            if used_share >= policy.orphan_memory_share and gpu.index not in node.holders and not node.time_sliced:
-                orphan = _ORPHAN
-        found.append((min(parts) if parts else _NO_READING) + orphan)
+        if at is not None and at + max_age < stale_at:
+            stale_at = at + max_age
+        sm, used, free = reading.sm_util, reading.memory_used_mib, reading.memory_free_mib
+        mark = _NO_READING
+        if sm is not None:
+            mark = 1.0 - (100.0 if sm > 100.0 else 0.0 if sm < 0.0 else sm) / 100.0
+        if used is not None:
+            total = (used + free if free is not None else None) or gpu.memory_mib or node.gpu_memory_mib
+            if total:
+                used_share = used / total if used < total else 1.0
+                room = 1.0 - used_share
+                mark = room if mark == _NO_READING or room < mark else mark
+                if used_share >= orphan_share and whole and gpu.index not in holders:
+                    mark += _ORPHAN
+        found.append(mark)
     return tuple(found), stale_at
 
 
