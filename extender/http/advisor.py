@@ -11,6 +11,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from extender.advice.dryrun import Advise
+from extender.advice.rightsize import HistorySource
 from extender.cluster.state import ClusterState, NodeState, node_state
 from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
@@ -72,6 +73,8 @@ class Advisor:
 
     # Admission findings for the dry-run; wired in by the app (the webhook's rules).
     advise: Advise | None = None
+    # Where GET /v1/rightsize reads GPU history; wired in by serve (None: not offered).
+    rightsize: HistorySource | None = None
 
     def __post_init__(self) -> None:
         self.metrics = Metrics(self.registry)

@@ -107,7 +107,9 @@ def _slim_pod(obj: dict[str, Any]) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            k: meta[k] for k in ("name", "namespace", "uid", "labels", "annotations", "creationTimestamp") if k in meta
+            k: meta[k]
+            for k in ("name", "namespace", "uid", "labels", "annotations", "creationTimestamp", "ownerReferences")
+            if k in meta
         },
         "spec": {**keep_spec, "containers": containers},
         "status": {k: status[k] for k in ("phase", "conditions", "startTime") if k in status},

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from extender.errors import GpuAdvisorError
-from gpu_advisor.cli import agent, certs, cluster, replay, scheduler_config, serve, topology
+from gpu_advisor.cli import agent, certs, cluster, replay, rightsize, scheduler_config, serve, topology
 from gpu_advisor.cli.exits import report
 
 __all__ = ["build_parser", "main"]
@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         topology,
         serve,
         cluster,
+        rightsize,
         replay,
         agent,
         certs,

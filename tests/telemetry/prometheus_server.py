@@ -45,7 +45,14 @@ def job(
 
 
 class PrometheusServer:
-    def __init__(self, binary: str, workdir: Path, jobs: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(
+        self,
+        binary: str,
+        workdir: Path,
+        jobs: Sequence[Mapping[str, Any]],
+        retention: str = "1h",
+        flags: Sequence[str] = (),
+    ) -> None:
         self.port = _free_port()
         config = {
             "global": {"scrape_interval": f"{SCRAPE_INTERVAL_S}s", "evaluation_interval": f"{SCRAPE_INTERVAL_S}s"},
@@ -59,11 +66,17 @@ class PrometheusServer:
                 f"--config.file={workdir / 'prometheus.yml'}",
                 f"--storage.tsdb.path={workdir / 'data'}",
                 f"--web.listen-address=127.0.0.1:{self.port}",
-                "--storage.tsdb.retention.time=1h",
+                f"--storage.tsdb.retention.time={retention}",  # backfilled history needs days
+                *flags,
             ],
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server has used so far (Linux /proc)."""
+        fields = Path(f"/proc/{self._process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     @property
     def url(self) -> str:
