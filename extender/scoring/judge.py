@@ -18,8 +18,8 @@ from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
 from extender.placement import Placer
 from extender.scoring.alike import Work
-from extender.scoring.memo import PlanKey, Shape, VerdictMemo
-from extender.scoring.node_verdict import keep, plan_of, verdict_of
+from extender.scoring.memo import PlanKey, Shape, VerdictMemo, keep
+from extender.scoring.node_verdict import plan_of, verdict_of
 from extender.scoring.policy import ScoringPolicy
 from extender.scoring.ranking import on_the_wire
 from extender.scoring.verdict import Verdict
@@ -28,7 +28,6 @@ from extender.scoring.workload import NO_MIX, Mix
 __all__ = ["evaluate", "judge_all", "judge_node"]
 
 log = logging.getLogger(__name__)
-_MEMO_PER_NODE = 64
 
 
 def judge_all(
@@ -52,18 +51,7 @@ def judge_all(
     """
     if not request.wants_gpu and not (request.cpu_milli and mix.pods):
         return [Verdict(name, True, "pod asks for no GPU: not judged", score=0) for name in names]
-    placer = placer or Placer()
-    if memo is not None:
-        memo.follow(telemetry, policy, nodes, now)  # a no-op for a board the memo watches
-    shape = (
-        memo.shape(request, policy, telemetry, mix)
-        if memo is not None
-        else Shape(PlanKey(request, policy, mix), telemetry)
-    )
-    known = memo.table(shape, now) if memo is not None else {}
-    epoch = memo.epoch if memo is not None else 0
-    plans, live = (memo.plans, memo.live(telemetry, policy)) if memo is not None else ({}, None)
-    work = Work(shape, placer, now, plans, live)
+    shape, known, epoch, work = _setup(request, nodes, telemetry, policy, now, memo, placer or Placer(), mix)
     lookup = nodes.get
     made: list[tuple[NodeState, Verdict, float, bool]] = []  # (node, verdict, valid until, newly worked out)
 
@@ -90,6 +78,26 @@ def judge_all(
             if new:
                 keep(node, shape, (verdict, valid_until))
     return on_the_wire(verdicts)
+
+
+def _setup(
+    request: PodRequest,
+    nodes: Mapping[str, NodeState],
+    telemetry: TelemetryBoard | None,
+    policy: ScoringPolicy,
+    now: float,
+    memo: VerdictMemo | None,
+    placer: Placer,
+    mix: Mix,
+) -> tuple[Shape, dict[str, Verdict], int, Work]:
+    """(the shape, its remembered verdicts by node name, the memo's epoch, the work for the rest)."""
+    if memo is None:
+        shape = Shape(PlanKey(request, policy, mix), telemetry)
+        return shape, {}, 0, Work(shape, placer, now, {}, None)
+    memo.follow(telemetry, policy, nodes, now)  # a no-op for a board the memo watches
+    shape = memo.shape(request, policy, telemetry, mix)
+    work = Work(shape, placer, now, memo.plans, memo.live(telemetry, policy))
+    return shape, memo.table(shape, now), memo.epoch, work
 
 
 def evaluate(

@@ -21,9 +21,16 @@ from extender.scoring.policy import ScoringPolicy
 from extender.scoring.verdict import Verdict
 from extender.scoring.workload import NO_MIX, Mix
 
-__all__ = ["PlanKey", "Shape", "VerdictMemo"]
+__all__ = ["MEMO_PER_NODE", "PlanKey", "Shape", "VerdictMemo", "keep"]
 
-_MEMO_PER_NODE = 64
+MEMO_PER_NODE = 64  # remembered items per node state, past which its memo starts afresh
+
+
+def keep(node: NodeState, key: object, value: object) -> None:
+    """Remember ``value`` on this node state under ``key`` (bounded: see MEMO_PER_NODE)."""
+    if len(node.memo) >= MEMO_PER_NODE:
+        node.memo.clear()
+    node.memo[key] = value
 
 
 class PlanKey:
@@ -237,9 +244,7 @@ class VerdictMemo:
                 if lookup(verdict.node) is not node:
                     continue
                 if new:
-                    if len(node.memo) >= _MEMO_PER_NODE:
-                        node.memo.clear()
-                    node.memo[shape] = (verdict, until)
+                    keep(node, shape, (verdict, until))
                 table[verdict.node] = verdict
                 valid_until = min(valid_until, until)
             found = self._tables.get(shape)

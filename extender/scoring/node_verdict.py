@@ -7,21 +7,14 @@ from extender.cluster.state import NodeState
 from extender.placement import Placer
 from extender.scoring.formula import blend
 from extender.scoring.headroom import headroom
-from extender.scoring.memo import PlanKey, Shape
+from extender.scoring.live import Headroom
+from extender.scoring.memo import PlanKey, Shape, keep
 from extender.scoring.plan import Plan, plan
 from extender.scoring.share_plan import plan_cpu_only, plan_shared
 from extender.scoring.stranding import NEUTRAL_LEVEL
 from extender.scoring.verdict import Verdict
 
-__all__ = ["MEMO_PER_NODE", "Headroom", "keep", "plan_for", "plan_of", "verdict_of"]
-
-MEMO_PER_NODE = 64
-
-
-def keep(node: NodeState, key: object, value: object) -> None:
-    if len(node.memo) >= MEMO_PER_NODE:
-        node.memo.clear()
-    node.memo[key] = value
+__all__ = ["Headroom", "keep", "plan_for", "plan_of", "verdict_of"]
 
 
 def plan_of(node: NodeState, key: PlanKey, placer: Placer) -> Plan:
@@ -41,9 +34,6 @@ def plan_for(node: NodeState, key: PlanKey, placer: Placer) -> Plan:
     if not request.wants_gpu:
         return plan_cpu_only(node, request, key.policy, key.mix)
     return plan(node, request, key.policy, placer)
-
-
-Headroom = tuple[float, str, float]  # value, note, valid until
 
 
 def verdict_of(

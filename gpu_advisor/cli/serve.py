@@ -77,24 +77,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         metavar="simulated|kube|FILE",
         help="the built-in simulated cluster (default), the live cluster, or a snapshot file",
     )
-    serve.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series, for live telemetry")
-    serve.add_argument(
-        "--require-telemetry",
-        action="store_true",
-        help="exit (2) at start unless the telemetry source answers; later outages only make scores neutral",
-    )
-    serve.add_argument(
-        "--telemetry-window",
-        type=_seconds_arg,
-        default=60.0,
-        metavar="SECONDS",
-        help="SM activity is averaged over this window (default 60)",
-    )
-    serve.add_argument(
-        "--scrape-agents",
-        action="store_true",
-        help="read telemetry from the node agents' /metrics (no Prometheus needed; --cluster kube)",
-    )
+    _telemetry_options(serve)
     serve.add_argument("--policy", metavar="FILE", help="scoring policy (YAML/JSON); refused at start if invalid")
     serve.add_argument(
         "--kubeconfig", help="kubeconfig file for --cluster kube (default: in-cluster, then ~/.kube/config)"
@@ -122,3 +105,24 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     _limits(serve)
     serve.set_defaults(handler=_serve)
+
+
+def _telemetry_options(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series, for live telemetry")
+    serve.add_argument(
+        "--require-telemetry",
+        action="store_true",
+        help="exit (2) at start unless the telemetry source answers; later outages only make scores neutral",
+    )
+    serve.add_argument(
+        "--telemetry-window",
+        type=_seconds_arg,
+        default=60.0,
+        metavar="SECONDS",
+        help="SM activity is averaged over this window (default 60)",
+    )
+    serve.add_argument(
+        "--scrape-agents",
+        action="store_true",
+        help="read telemetry from the node agents' /metrics (no Prometheus needed; --cluster kube)",
+    )
