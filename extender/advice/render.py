@@ -10,8 +10,11 @@ from extender.placement import Placement
 __all__ = ["diagnosis_report", "dry_run_report", "link_label", "placement_report", "topology_report"]
 
 
-def link_label(link: Link) -> str:
-    """``NV18`` for NVLink pairs (as nvidia-smi prints them), else the PCIe level, ``?`` when unknown."""
+def link_label(link: Link, fabric: str = "NVLink") -> str:
+    """``NV18`` for NVLink pairs (as nvidia-smi prints them), ``XGMI`` for an XGMI pair (as rocm-smi
+    does), else the PCIe level, ``?`` when unknown."""
+    if link.nvlinks and fabric != "NVLink":
+        return fabric if link.nvlinks == 1 else f"{fabric}{link.nvlinks}"
     if link.nvlinks:
         return f"NV{link.nvlinks}"
     return link.pcie.value if link.pcie else "?"
@@ -23,7 +26,7 @@ def topology_report(topo: GpuTopology) -> str:
     header = " " * width + "".join(n.ljust(width) for n in names) + "NUMA"
     lines = [header]
     for i in topo.indices:
-        cells = ["X" if i == j else link_label(topo.link(i, j)) for j in topo.indices]
+        cells = ["X" if i == j else link_label(topo.link(i, j), topo.vendor.link) for j in topo.indices]
         numa = topo.gpu(i).numa_node
         lines.append(
             f"GPU{i}".ljust(width) + "".join(c.ljust(width) for c in cells) + ("?" if numa is None else str(numa))
@@ -32,9 +35,10 @@ def topology_report(topo: GpuTopology) -> str:
     islands = topo.nvlink_islands()
     nv_islands = [isl for isl in islands if len(isl) > 1]
     if nv_islands:
-        lines.append("NVLink islands: " + "  ".join("{" + ",".join(map(str, isl)) + "}" for isl in nv_islands))
+        islands_text = "  ".join("{" + ",".join(map(str, isl)) + "}" for isl in nv_islands)
+        lines.append(f"{topo.vendor.link} islands: ".ljust(16) + islands_text)
     else:
-        lines.append("NVLink islands: none (PCIe only)")
+        lines.append(f"{topo.vendor.link} islands: ".ljust(16) + "none (PCIe only)")
     groups = topo.numa_groups()
     lines.append(
         "NUMA groups:    "

@@ -36,7 +36,14 @@ class _Row:
 
 
 def parse_topo_matrix(text: str) -> GpuTopology:
-    """Parse ``nvidia-smi topo -m`` output; raise :class:`TopologyError` naming the offending line."""
+    """Parse ``nvidia-smi topo -m`` output; raise :class:`TopologyError` naming the offending line.
+
+    AMD's ``rocm-smi --showtopo`` and ``amd-smi topology`` text is handed to ``amd_smi_topo``, so every
+    reader of a pasted or bundled machine takes either vendor's text."""
+    from extender.model.amd_smi_topo import is_amd_topology_text, parse_amd_topology
+
+    if is_amd_topology_text(text):
+        return parse_amd_topology(text)
     if "\x00" in text:
         line_no = text[: text.index("\x00")].count("\n") + 1
         raise TopologyError(f"line {line_no}: a NUL character; UTF-16 text read as if it were UTF-8?")

@@ -12,11 +12,13 @@ JSON document (version 1)::
                 "memory_mib": 81559, "numa_node": 0,
                 "mig": null | {"instances": [{"profile": "1g.10gb", "uuid": "MIG-…", "memory_mib": 9856}]}}],
      "links": [{"a": 0, "b": 1, "nvlinks": 18, "pcie": "NODE"}],
-     "clique": null}
+     "clique": null,
+     "vendor": "amd"}            # optional: absent means NVIDIA (``extender.model.gpu_vendor``)
 
 Only ``index`` is required per GPU, and only ``a``/``b`` per link (``nvlinks`` defaults to 0, ``pcie`` to
 null), so a machine can be described by hand; a pair with no link entry is taken as ``nvlinks: 0,
-pcie: null``. ``mig`` is null when MIG is unknown or disabled.
+pcie: null``. ``mig`` is null when MIG is unknown or disabled. On an AMD node ``nvlinks`` counts XGMI
+links: the two fabrics join GPUs the same way, and ``vendor`` says which one it is.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from extender.model.devices import (
     gpu_to_dict,
     link_from_dict,
 )
+from extender.model.gpu_vendor import GpuVendor, vendor_named
 
 if TYPE_CHECKING:
     import networkx as nx  # imported on first use of ``graph``: the node agent never pays its ~20 MiB
@@ -67,7 +70,13 @@ class _Wiring:
 class GpuTopology:
     """The GPUs of one node and the links between every pair of them."""
 
-    def __init__(self, gpus: Iterable[Gpu], links: Iterable[Link] = (), clique: str | None = None) -> None:
+    def __init__(
+        self, gpus: Iterable[Gpu], links: Iterable[Link] = (), clique: str | None = None, vendor: str = "nvidia"
+    ) -> None:
+        try:
+            self._vendor = vendor_named(vendor)
+        except ValueError as exc:
+            raise TopologyError(str(exc)) from None
         gpu_list = sorted(gpus, key=lambda g: g.index)
         indices = [g.index for g in gpu_list]
         if not gpu_list:
@@ -100,6 +109,11 @@ class GpuTopology:
         self._wiring = _Wiring(tuple(indices), ordered, _fingerprint(tuple(indices), ordered))
 
     # -- views -------------------------------------------------------------------------------------
+
+    @property
+    def vendor(self) -> GpuVendor:
+        """Whose GPUs these are: the resource they are offered as and what their links are called."""
+        return self._vendor
 
     @property
     def gpus(self) -> tuple[Gpu, ...]:
@@ -173,16 +187,17 @@ class GpuTopology:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GpuTopology):
             return NotImplemented
-        return (self._gpus, self._wiring, self.clique) == (other._gpus, other._wiring, other.clique)
+        mine = (self._gpus, self._wiring, self.clique, self._vendor)
+        return mine == (other._gpus, other._wiring, other.clique, other._vendor)
 
     def __hash__(self) -> int:
-        return hash((self._gpus, self._wiring, self.clique))
+        return hash((self._gpus, self._wiring, self.clique, self._vendor))
 
     def __repr__(self) -> str:
         return f"GpuTopology({len(self._gpus)} GPUs, fingerprint={self.fingerprint[:12]})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        doc = {
             "version": SCHEMA_VERSION,
             "gpus": [gpu_to_dict(g) for g in self._gpus],
             "links": [
@@ -191,6 +206,9 @@ class GpuTopology:
             ],
             "clique": self.clique,
         }
+        if self._vendor.name != "nvidia":  # written only when needed: NVIDIA documents stay as they were
+            doc["vendor"] = self._vendor.name
+        return doc
 
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent, separators=None if indent else (",", ":"))
@@ -219,9 +237,12 @@ class GpuTopology:
         clique = doc.get("clique")
         if clique is not None and not isinstance(clique, str):
             raise TopologyError("topology JSON 'clique' must be a string or null")
+        vendor = doc.get("vendor") or "nvidia"
+        if not isinstance(vendor, str):
+            raise TopologyError("topology JSON 'vendor' must be a string such as 'nvidia' or 'amd'")
         gpus = [gpu_from_dict(g, n) for n, g in enumerate(gpus_doc)]
         links = [link_from_dict(lk, n) for n, lk in enumerate(links_doc)]
-        return cls(gpus, links, clique=clique)
+        return cls(gpus, links, clique=clique, vendor=vendor)
 
 
 def _fingerprint(indices: tuple[int, ...], links: tuple[Link, ...]) -> str:

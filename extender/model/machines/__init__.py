@@ -1,4 +1,5 @@
-"""Real machines bundled with the package (``nvidia-smi topo -m`` text, each with its source)."""
+"""Real machines bundled with the package (``nvidia-smi topo -m`` or ``rocm-smi --showtopo`` text, each with
+its source)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ __all__ = ["bundled_machines"]
 
 
 def bundled_machines() -> dict[str, str]:
-    """Example machines shipped with the package: name → ``nvidia-smi topo -m`` text."""
+    """Example machines shipped with the package: name → its topology text."""
     folder = resources.files(__name__)
     return {
         entry.name.removesuffix(".txt"): entry.read_text(encoding="utf-8")
