@@ -89,7 +89,10 @@ class ClusterView:
     nodes: tuple[NodeState, ...]
 
     def eligible(self, workload: Workload) -> list[NodeState]:
-        return eligible_nodes(self.nodes, workload.spec)
+        # A node of the other GPU vendor can never run it: its rules judge only nodes of its vendor.
+        wanted = workload.request.resource
+        nodes = [n for n in self.nodes if n.gpu_total == 0 or n.gpu_vendor.resource == wanted]
+        return eligible_nodes(nodes, workload.spec)
 
 
 def workload_from(kind: str, name: str, namespace: str, template: Mapping[str, Any], request: PodRequest) -> Workload:

@@ -15,6 +15,7 @@ from typing import Any
 
 from extender.cluster.node import BoundPod, parse_time
 from extender.cluster.shares import assignment
+from extender.model.gpu_vendor import is_gpu_resource
 from extender.model.pods import PodRequest, PodSpecError, pod_request_keeping_counts
 
 __all__ = ["Invalid", "PodReading", "read_bound_pod"]
@@ -78,13 +79,13 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 def _asks_gpu(spec: Mapping[str, Any]) -> bool:
-    """Does any container name an nvidia.com/* resource, whatever its value?"""
+    """Does any container name an nvidia.com/* or amd.com/* resource, whatever its value?"""
     for part in ("containers", "initContainers"):
         containers = spec.get(part)
         for container in containers if isinstance(containers, list) else ():
             resources = _mapping(_mapping(container).get("resources"))
             for section in ("requests", "limits"):
-                if any(str(name).startswith("nvidia.com/") for name in _mapping(resources.get(section))):
+                if any(is_gpu_resource(name) for name in _mapping(resources.get(section))):
                     return True
     return False
 

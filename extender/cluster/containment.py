@@ -14,6 +14,7 @@ from typing import Any
 from extender.cluster.bound_pods import FREE_GPUS, MALFORMED, RESOURCES, TOPOLOGY, Invalid
 from extender.cluster.node import BoundPod, NodeState
 from extender.cluster.state import ANNOTATION_FREE_GPUS, MachineTypes, node_state
+from extender.model.gpu_vendor import is_gpu_resource
 
 __all__ = ["Invalid", "contained_node_state"]
 
@@ -57,7 +58,7 @@ def _problems(node: Mapping[str, Any], meta: Mapping[str, Any], state: NodeState
             "Node", state.name, RESOURCES, f"status.{' and '.join(shapeless)} not an object; taken as no GPUs"
         )
     for section, kept in (("allocatable", state.allocatable), ("capacity", state.capacity)):
-        unread = [str(k) for k in _mapping(status.get(section)) if str(k).startswith("nvidia.com/") and k not in kept]
+        unread = [str(k) for k in _mapping(status.get(section)) if is_gpu_resource(k) and k not in kept]
         if unread:
             yield Invalid("Node", state.name, RESOURCES, f"{section} {', '.join(unread)} not a whole count; taken as 0")
     taints = _mapping(node.get("spec")).get("taints")

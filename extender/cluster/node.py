@@ -14,8 +14,9 @@ from typing import Any
 
 from extender.cluster.shares import GpuShares
 from extender.model.gpu_share import ALIBABA_MODEL
+from extender.model.gpu_vendor import AMD, NVIDIA, VENDORS, GpuVendor
 from extender.model.mig_profiles import MIG_PRODUCTS, profile_memory_gb
-from extender.model.pods import GPU_RESOURCE, MIG_PREFIX, PodRequest
+from extender.model.pods import MIG_PREFIX, PodRequest
 from extender.model.topology import GpuTopology
 
 __all__ = ["BoundPod", "FreeReport", "NodeState", "format_time", "parse_time"]
@@ -124,9 +125,18 @@ class NodeState:
     # -- GFD labels and resources ------------------------------------------------------------------
 
     @property
+    def gpu_vendor(self) -> GpuVendor:
+        """Whose GPUs the node offers: the vendor whose resource it has, else its topology's."""
+        for vendor in VENDORS:
+            if self.allocatable.get(vendor.resource):
+                return vendor
+        return self.topology.vendor if self.topology is not None else NVIDIA
+
+    @property
     def product(self) -> str | None:
-        if LABEL_PRODUCT in self.labels:
-            return self.labels[LABEL_PRODUCT]
+        for label in (LABEL_PRODUCT, AMD.product_label):  # GFD's, else the AMD node labeller's
+            if label in self.labels:
+                return self.labels[label]
         products = {g.product for g in self.topology.gpus} if self.topology else set()
         return products.pop() if len(products) == 1 else None
 
@@ -207,7 +217,7 @@ class NodeState:
 
     @property
     def gpu_total(self) -> int:
-        return self.allocatable.get(GPU_RESOURCE, 0)
+        return self.allocatable.get(self.gpu_vendor.resource, 0)
 
     @property
     def gpu_used(self) -> int:

@@ -28,6 +28,7 @@ from extender.cluster.health import SourceHealth
 from extender.cluster.node import LABEL_REPLICAS, BoundPod, FreeReport, NodeState, format_time, parse_time
 from extender.cluster.shares import gpu_shares
 from extender.model.compute import cpu_milli, memory_mib
+from extender.model.gpu_vendor import VENDORS, is_gpu_resource
 from extender.model.pods import GPU_RESOURCE, MIG_PREFIX, PodRequest, PodSpecError
 from extender.model.quantity import QuantityError, count_quantity
 from extender.model.topology import GpuTopology, TopologyError
@@ -57,7 +58,7 @@ def _resources(section: Any) -> dict[str, int]:
     out: dict[str, int] = {}
     if isinstance(section, Mapping):
         for name, value in section.items():
-            if isinstance(name, str) and name.startswith("nvidia.com/"):
+            if is_gpu_resource(name):
                 try:
                     out[name] = count_quantity(value)
                 except QuantityError:
@@ -163,8 +164,10 @@ def _held(pod: BoundPod, allocatable: Mapping[str, int]) -> BoundPod:
     if not pod.holds_all:
         return pod
     everything = {k: v for k, v in allocatable.items() if v}
+    resource = next((v.resource for v in VENDORS if v.resource in everything), GPU_RESOURCE)
     request = PodRequest(
-        gpus=everything.pop(GPU_RESOURCE, 0),
+        resource=resource,
+        gpus=everything.pop(resource, 0),
         mig=tuple(sorted((k.removeprefix(MIG_PREFIX), v) for k, v in everything.items() if k.startswith(MIG_PREFIX))),
         other=tuple(sorted((k, v) for k, v in everything.items() if not k.startswith(MIG_PREFIX))),
     )

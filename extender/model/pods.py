@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from extender.model.needs import ModelNeed
 
 from extender.errors import InputError
+from extender.model.gpu_vendor import VENDORS, is_gpu_resource
 from extender.model.quantity import QuantityError, count_quantity, decimal_number
 
 __all__ = [
@@ -82,6 +83,7 @@ class PodRequest:
     memory_mib: int = 0
     invalid: str | None = None  # why its GPU share cannot be read: every node is refused with this
     model: ModelNeed | None = None  # the model its server names, for the memory it will need (``needs``)
+    resource: str = GPU_RESOURCE  # whose whole GPUs it asks for: nvidia.com/gpu or amd.com/gpu (``gpu_vendor``)
 
     @property
     def wants_gpu(self) -> bool:
@@ -143,7 +145,7 @@ def _container_requests(container: Mapping[str, Any], where: str) -> dict[str, i
         if not isinstance(values, Mapping):
             raise PodSpecError(f"{where}: resources.{section} must be an object")
         for name, value in values.items():
-            if isinstance(name, str) and name.startswith("nvidia.com/"):
+            if is_gpu_resource(name):
                 merged[name] = _count(value, name, where)
     return merged
 
@@ -177,10 +179,11 @@ def pod_request(pod: Mapping[str, Any]) -> PodRequest:
         raise ShareSpecError(str(exc)) from None
     cpu, memory_total = pod_compute(spec)
     mig = tuple(sorted((k.removeprefix(MIG_PREFIX), v) for k, v in totals.items() if k.startswith(MIG_PREFIX) and v))
-    skip = (GPU_RESOURCE, *HAMI_SHARE_FIELDS)
+    resource = _vendor_resource(totals)
+    skip = (*(v.resource for v in VENDORS), *HAMI_SHARE_FIELDS)
     other = tuple(sorted((k, v) for k, v in totals.items() if v and k not in skip and not k.startswith(MIG_PREFIX)))
     return PodRequest(
-        gpus=share.gpus if share is not None else totals.get(GPU_RESOURCE, 0),
+        gpus=share.gpus if share is not None else totals.get(resource, 0),
         mig=mig,
         interconnect=interconnect,
         gpu_memory_mib=memory_mib,
@@ -191,7 +194,17 @@ def pod_request(pod: Mapping[str, Any]) -> PodRequest:
         memory_mib=memory_total,
         # Only a GPU pod's model matters, and reading command lines is not free on every bound pod.
         model=guess_model(spec.get("containers") or []) if totals or share is not None else None,
+        resource=resource,
     )
+
+
+def _vendor_resource(totals: Mapping[str, int]) -> str:
+    """The one vendor's whole-GPU resource a pod asks for (nvidia.com/gpu when it asks for none)."""
+    asked = [v.resource for v in VENDORS if totals.get(v.resource)]
+    if len(asked) > 1:
+        # No node offers both, so such a pod could never be placed; say so rather than pick one.
+        raise PodSpecError(f"asks for both {' and '.join(asked)}; one pod's GPUs come from one vendor")
+    return asked[0] if asked else GPU_RESOURCE
 
 
 def _interconnect(value: Any) -> str | None:

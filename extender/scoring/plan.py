@@ -106,8 +106,11 @@ def _plan_mig(node: NodeState, request: PodRequest, policy: ScoringPolicy) -> Pl
 def _refusal(node: NodeState, request: PodRequest) -> Plan | None:
     """A refusal on counts and memory alone, before any GPU is looked at; None when there is none."""
     k, total = request.gpus, node.gpu_total
+    offered = node.gpu_vendor.resource
+    if total and offered != request.resource:  # an AMD GPU is no use to a CUDA pod, nor the other way round
+        return Plan(False, f"offers {offered}, pod asks for {request.resource}", unresolvable=True)
     if total == 0:
-        return Plan(False, "has no nvidia.com/gpu", unresolvable=True)
+        return Plan(False, f"has no {request.resource}", unresolvable=True)
     if total < k:
         return Plan(False, f"has {total} GPUs in all, pod needs {k}", unresolvable=True)
     if (refused := _model_refusal(node, request)) is not None:
@@ -199,15 +202,14 @@ def _placed(node: NodeState, found: Assessment, policy: ScoringPolicy) -> Plan:
         f"{s}-GPU set {left.quality[s]:.0%}" for s in FRAGMENTATION_SIZES if before.quality[s] > 0 and left.free
     )
     quality = f" (score {placement.score} = {placement.score / best:.0%} of this node's best)" if k > 1 and best else ""
-    reason = (
-        f"{_set_label(placement.gpus, found.all_nvlink)}{quality}; leaves {','.join(map(str, left.free)) or 'nothing'}"
-    )
+    label = _set_label(placement.gpus, found.all_nvlink, topo.vendor.link)
+    reason = f"{label}{quality}; leaves {','.join(map(str, left.free)) or 'nothing'}"
     if frag_note:
         reason += f" ({frag_note})"
     return Plan(True, reason, gpus=placement.gpus, components=components, telemetry_gpus=placement.gpus)
 
 
-def _set_label(gpus: tuple[int, ...], nvlink: bool) -> str:
+def _set_label(gpus: tuple[int, ...], nvlink: bool, link: str = "NVLink") -> str:
     names = {1: "GPU", 2: "pair", 3: "trio", 4: "quad", 8: "octet"}
     kind = names.get(len(gpus), f"{len(gpus)}-set")
-    return f"{'NVLink ' if nvlink and len(gpus) > 1 else ''}{kind} {'-'.join(map(str, gpus))}"
+    return f"{link + ' ' if nvlink and len(gpus) > 1 else ''}{kind} {'-'.join(map(str, gpus))}"

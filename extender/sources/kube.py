@@ -19,6 +19,7 @@ from extender.cluster.state import (
     ANNOTATION_TOPOLOGY,
 )
 from extender.errors import SourceError
+from extender.model.gpu_vendor import is_gpu_resource
 from extender.model.pods import MODEL_ENV
 from extender.sources.agent_scrape import AgentTarget
 
@@ -124,12 +125,7 @@ def list_cluster(api: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     gpu_pods = []
     for pod in pods:
         limits = [c.get("resources") or {} for c in (pod.get("spec") or {}).get("containers") or []]
-        asks = any(
-            str(k).startswith("nvidia.com/")
-            for r in limits
-            for part in ("limits", "requests")
-            for k in r.get(part) or {}
-        )
+        asks = any(is_gpu_resource(k) for r in limits for part in ("limits", "requests") for k in r.get(part) or {})
         if asks and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
             gpu_pods.append(_slim_pod(pod))
     slim_nodes = [{"apiVersion": "v1", "kind": "Node", **slim_node(n)} for n in nodes]

@@ -9,6 +9,7 @@ yaml``, or ``gpu-advisor snapshot``) or this shorter form::
         topology: {...} | "GPU0 ..."    # a topology JSON document or nvidia-smi topo -m text
         labels: {nvidia.com/gpu.product: Tesla-V100-SXM2-16GB}
         gpus: 8                         # nvidia.com/gpu allocatable (default: GPUs in the topology × replicas)
+                                        #   (amd.com/gpu when the machine is an AMD one)
         capacity: 8                     # nvidia.com/gpu capacity (default: gpus)
         mig: {1g.5gb: 7}                # nvidia.com/mig-<profile> allocatable
         free: [4, 5, 6, 7]              # free GPUs as the node agent last reported them (optional)
@@ -21,6 +22,7 @@ yaml``, or ``gpu-advisor snapshot``) or this shorter form::
       - {name: train, namespace: ml, node: dgx-a, gpus: 4, mig: {1g.5gb: 1},
          gpu_memory: 20Gi, bound_at: "2026-12-02T10:00:00Z"}
       - {name: waiting, namespace: ml, gpus: 8, node_selector: {nvidia.com/gpu.product: H100}}  # no node: pending
+      - {name: rocm, namespace: ml, gpus: 4, resource: amd.com/gpu}   # resource: nvidia.com/gpu unless named
     time: "2026-12-02T11:00:00Z"        # the snapshot's time (default: now)
 
 Both forms become Node and Pod objects and go through the same code as the live cluster.
@@ -129,9 +131,11 @@ def _short_node(entry: Any, n: int, at: float, readings: dict[tuple[str, str], G
     labels = {str(k): str(v) for k, v in (entry.get("labels") or {}).items()}
     topo = _topology(entry, where)
     annotations: dict[str, str] = {}
+    resource = topo.vendor.resource if topo is not None else GPU_RESOURCE  # amd.com/gpu for an AMD machine
     if topo is not None:
         annotations[ANNOTATION_TOPOLOGY] = _annotation_text(topo)
-        labels.setdefault("nvidia.com/gpu.count", str(len(topo.indices)))
+        if resource == GPU_RESOURCE:
+            labels.setdefault("nvidia.com/gpu.count", str(len(topo.indices)))
     replicas = int(labels.get("nvidia.com/gpu.replicas", "1") or 1)
     try:
         gpus = int(entry.get("gpus", len(topo.indices) * replicas if topo else 0))
@@ -158,8 +162,8 @@ def _short_node(entry: Any, n: int, at: float, readings: dict[tuple[str, str], G
             pod=reading.get("pod"),
             sm_history=tuple(float(x) for x in reading.get("sm_history") or ()),
         )
-    resources = {GPU_RESOURCE: str(gpus), **{k: str(v) for k, v in mig.items()}}
-    capacities = {**resources, GPU_RESOURCE: str(capacity)}
+    resources = {resource: str(gpus), **{k: str(v) for k, v in mig.items()}}
+    capacities = {**resources, resource: str(capacity)}
     taints = entry.get("taints") or []
     if not isinstance(taints, list) or not all(isinstance(t, Mapping) and t.get("key") for t in taints):
         raise SnapshotError(f"{where}: 'taints' must be a list of {{key, value, effect}}")
@@ -178,7 +182,7 @@ def _short_pod(entry: Any, n: int, at: float) -> dict[str, Any]:
         raise SnapshotError(f"{where}: a pod needs a 'name' (and the 'node' it is bound to, unless pending)")
     limits: dict[str, str] = {}
     if entry.get("gpus"):
-        limits[GPU_RESOURCE] = str(entry["gpus"])
+        limits[str(entry.get("resource") or GPU_RESOURCE)] = str(entry["gpus"])
     for profile, count in (entry.get("mig") or {}).items():
         limits[MIG_PREFIX + str(profile)] = str(count)
     annotations = {ANNOTATION_GPU_MEMORY: str(entry["gpu_memory"])} if entry.get("gpu_memory") else {}
@@ -257,9 +261,10 @@ def load_snapshot(path: str | Path, now: float | None = None) -> Snapshot:
 def simulated_cluster(now: float | None = None) -> Snapshot:
     """A small cluster of real machines, some GPUs held, with synthetic telemetry; runs anywhere.
 
-    Six nodes (``simulated_cluster.json`` beside this module): two DGX-1 V100 and an HGX H100 with
+    Seven nodes (``simulated_cluster.json`` beside this module): two DGX-1 V100 and an HGX H100 with
     some GPUs held, an L40S PCIe box, an A100 in mixed MIG mode and four time-sliced T4s. GPU 3 of
     the H100 is free by the kubelet's count yet 61 GiB of its VRAM is held: a leftover process.
+    Beside them an 8×MI300X AMD node on XGMI (``amd.com/gpu``), two of its GPUs held.
     """
     text = resources.files(__package__).joinpath("simulated_cluster.json").read_text(encoding="utf-8")
     return parse_snapshot(json.loads(text), now=now if now is not None else time.time())

@@ -114,11 +114,11 @@ def test_a_body_over_the_byte_limit_is_413_before_parsing(api: TestClient, advis
 
 def test_health_readiness_and_metrics(api: TestClient) -> None:
     assert api.get("/healthz").json() == {"status": "ok"}
-    assert api.get("/readyz").json() == {"ready": True, "source": "simulated", "nodes": 6}
+    assert api.get("/readyz").json() == {"ready": True, "source": "simulated", "nodes": 7}
     api.post("/scheduler/filter", json=args({"nvidia.com/gpu": "1"}))
     metrics = api.get("/metrics").text
     assert 'gpu_advisor_extender_requests_total{outcome="ok",verb="filter"} 1.0' in metrics
-    assert "gpu_advisor_nodes 6.0" in metrics
+    assert "gpu_advisor_nodes 7.0" in metrics
 
 
 def test_not_ready_until_the_cluster_model_has_synced(advisor) -> None:  # type: ignore[no-untyped-def]

@@ -100,7 +100,8 @@ def test_an_impossible_count_is_summarised_by_node(api: TestClient) -> None:
     verdict = api.post("/v1/dry-run", json=manifest).json()["verdict"]
     assert verdict == (
         "unschedulable: dgx1-v100-a, dgx1-v100-b, hgx-h100-a +1 more: has 8 GPUs in all, pod needs 100;"
-        " t4-ts-a: has 16 GPUs in all, pod needs 100; a100-mig-a: has no nvidia.com/gpu"
+        " t4-ts-a: has 16 GPUs in all, pod needs 100; a100-mig-a: has no nvidia.com/gpu;"
+        " mi300x-a: offers amd.com/gpu, pod asks for nvidia.com/gpu"
     )
 
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 from fastapi.testclient import TestClient
 
-SIMULATED = ["a100-mig-a", "dgx1-v100-a", "dgx1-v100-b", "hgx-h100-a", "l40s-a", "t4-ts-a"]
+SIMULATED = ["a100-mig-a", "dgx1-v100-a", "dgx1-v100-b", "hgx-h100-a", "l40s-a", "mi300x-a", "t4-ts-a"]
 
 
 def pod(limits: dict[str, str], **spec: Any) -> dict[str, Any]:

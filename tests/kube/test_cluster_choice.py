@@ -19,10 +19,10 @@ def test_the_simulated_cluster_is_a_data_file_read_through_the_snapshot_parser()
     text = (Path(documents.__file__).parent / "simulated_cluster.json").read_text(encoding="utf-8")
     doc = json.loads(text)
     names = [n["name"] for n in doc["nodes"]]
-    assert names == ["dgx1-v100-a", "dgx1-v100-b", "hgx-h100-a", "l40s-a", "a100-mig-a", "t4-ts-a"]
+    assert names == ["dgx1-v100-a", "dgx1-v100-b", "hgx-h100-a", "l40s-a", "a100-mig-a", "t4-ts-a", "mi300x-a"]
     snap = simulated_cluster(now=NOW)
     assert [n["metadata"]["name"] for n in snap.nodes] == names
-    assert len(snap.pods) == len(doc["pods"]) == 9
+    assert len(snap.pods) == len(doc["pods"]) == 10
     # 6 nodes × 8 GPUs of readings, less the MIG node (none) and the T4 node (none): 4 × 8
     assert len(snap.readings) == 32
 
@@ -41,7 +41,7 @@ def test_serving_from_a_file_that_is_not_there_names_the_choices() -> None:
 
 
 def test_one_look_reads_the_simulated_cluster_and_files() -> None:
-    assert len(one_look("simulated").nodes) == 6
+    assert len(one_look("simulated").nodes) == 7
     with pytest.raises(SnapshotError, match=r"^cannot read snapshot /nowhere\.yaml"):
         one_look("/nowhere.yaml")
     assert [source_name(c) for c in ("simulated", "kube", "x.yaml")] == ["simulated", "kube", "snapshot x.yaml"]
