@@ -31,8 +31,12 @@ def read_topology_file(path: str) -> GpuTopology:
 
 
 def _topology_from_args(args: argparse.Namespace) -> GpuTopology:
-    if args.file and (args.nvml or args.example):
-        raise CliError("give FILE, --example or --nvml, not more than one")
+    if args.file and (args.nvml or args.example or args.amdsmi):
+        raise CliError("give FILE, --example, --nvml or --amdsmi, not more than one")
+    if args.amdsmi:
+        from extender.agent import amdsmi_reader
+
+        return amdsmi_reader.discover_amd_topology(amdsmi_reader.load_amdsmi())
     if args.nvml:
         from extender.sources import nvml
 
@@ -44,7 +48,9 @@ def _topology_from_args(args: argparse.Namespace) -> GpuTopology:
         return parse_topo_matrix(machines[args.example])
     if args.file:
         return read_topology_file(args.file)
-    raise CliError("name a FILE, --example NAME or --nvml (bundled examples: " + ", ".join(bundled_machines()) + ")")
+    raise CliError(
+        "name a FILE, --example NAME, --nvml or --amdsmi (bundled examples: " + ", ".join(bundled_machines()) + ")"
+    )
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -101,9 +107,15 @@ def _publish(args: argparse.Namespace) -> int:
 
 
 def _add_topology_source(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE", nargs="?", help="nvidia-smi topo -m text or a topology JSON document")
+    p.add_argument(
+        "file",
+        metavar="FILE",
+        nargs="?",
+        help="nvidia-smi topo -m, rocm-smi --showtopo or amd-smi topology text, or a topology JSON document",
+    )
     src = p.add_mutually_exclusive_group()
     src.add_argument("--nvml", action="store_true", help="read this machine's GPUs through NVML")
+    src.add_argument("--amdsmi", action="store_true", help="read this machine's AMD GPUs through the amdsmi library")
     src.add_argument("--example", metavar="NAME", help="a bundled machine, e.g. dgx1-v100, hgx-h100, l40s-pcie")
 
 
