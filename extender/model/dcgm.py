@@ -10,13 +10,15 @@ VRAM used (MiB)    ``DCGM_FI_DEV_FB_USED`` + ``DCGM_FI_DEV_FB_RESERVED`` (where 
 VRAM total (MiB)   ``FB_USED + FB_FREE (+ FB_RESERVED)``.
 =================  ==============================================================================
 
-Each field also has the 1.x / old-namespace spelling some exporters still emit.
+Each field also has the 1.x / old-namespace spelling some exporters still emit. AMD's device metrics
+exporter series are read the same way (``amd_metrics``): graphics activity last among the SM fields.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from extender.model.amd_metrics import AMD_FIELDS, AMD_SM_FIELD
 from extender.model.readings import GpuReading
 
 __all__ = ["FIELDS", "SM_FIELDS", "field_of", "reading_from_fields"]
@@ -29,11 +31,14 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "fb_free": ("DCGM_FI_DEV_FB_FREE", "dcgm_fb_free"),
     "fb_reserved": ("DCGM_FI_DEV_FB_RESERVED", "dcgm_fb_reserved"),
 }
+for _kind, _names in AMD_FIELDS.items():
+    FIELDS[_kind] = FIELDS.get(_kind, ()) + _names
 # Best first: (field, factor to percent, the name a reason shows).
 SM_FIELDS: tuple[tuple[str, float, str], ...] = (
     ("sm_active", 100.0, "DCGM_FI_PROF_SM_ACTIVE"),
     ("gr_engine", 100.0, "DCGM_FI_PROF_GR_ENGINE_ACTIVE"),
     ("gpu_util", 1.0, "DCGM_FI_DEV_GPU_UTIL"),
+    AMD_SM_FIELD,
 )
 _BY_NAME = {name: kind for kind, names in FIELDS.items() for name in names}
 

@@ -9,7 +9,8 @@ order, the first that names something the cluster model knows winning:
    reports its own pod name; the pod's ``spec.nodeName`` is the node.
 4. ``instance`` naming a Node (GPU Operator relabeling), or an exporter pod's IP[:port].
 
-The GPU is its ``UUID``/``uuid``, else its ``gpu`` index, else its ``device`` (``nvidia3``). A MIG
+The GPU is its ``UUID``/``uuid`` (AMD's exporter: ``gpu_uuid``), else its ``gpu`` index (AMD: ``gpu_id``),
+else its ``device`` (``nvidia3``). A MIG
 series (``GPU_I_ID``, ``GPU_I_PROFILE``) is about one instance of that GPU.
 
 The pod holding the GPU is ``exported_namespace``/``exported_pod`` (a ServiceMonitor with
@@ -184,9 +185,9 @@ def _node_of(labels: Mapping[str, str], where: Directory) -> tuple[str, str, Pod
 
 
 def _gpu_of(labels: Mapping[str, str]) -> tuple[str | None, int | None]:
-    uuid = labels.get("UUID") or labels.get("uuid") or None
+    uuid = labels.get("UUID") or labels.get("uuid") or labels.get("gpu_uuid") or None
     index: int | None = None
-    raw = labels.get("gpu") or ""
+    raw = labels.get("gpu") or labels.get("gpu_id") or ""
     if raw.isdigit():
         index = int(raw)
     else:
