@@ -123,17 +123,17 @@ def parallelism_mismatch(w: Workload, view: ClusterView) -> list[Finding]:
         return []
     parts = f"TP {model.tensor_parallel} × PP {model.pipeline_parallel}"
     parts += f" × DP {model.data_parallel}" if model.data_parallel > 1 else ""
-    flag = _tp_flag(model)
+    flag, resource = _tp_flag(model), w.request.resource
     advice = (
-        f"request {wants} nvidia.com/gpu, or lower {flag} to fit {k}"
+        f"request {wants} {resource}, or lower {flag} to fit {k}"
         if wants > k
-        else f"request {wants} nvidia.com/gpu (the others would sit idle), or raise {flag}"
+        else f"request {wants} {resource} (the others would sit idle), or raise {flag}"
     )
     return [
         Finding(
             "parallelism-mismatch",
             "error",
-            f"{model.short_name()} runs {parts} = {wants} GPUs but asks for {k} nvidia.com/gpu",
+            f"{model.short_name()} runs {parts} = {wants} GPUs but asks for {k} {resource}",
             advice,
         )
     ]

@@ -72,9 +72,9 @@ def exceeds_largest_node(w: Workload, view: ClusterView) -> list[Finding]:
             elif gpu_nodes:
                 where = f"the largest of the {len(eligible)} nodes it may use has {largest}"
             else:
-                where = "no node it may use (selectors, affinity, taints) has nvidia.com/gpu"
+                where = f"no node it may use (selectors, affinity, taints) has {w.request.resource}"
             advice = (
-                f"request at most {largest} nvidia.com/gpu per pod, or widen its nodeSelector/affinity"
+                f"request at most {largest} {w.request.resource} per pod, or widen its nodeSelector/affinity"
                 if largest
                 else "check nodeSelector, affinity and tolerations against the GPU nodes"
             )

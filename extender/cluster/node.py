@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from extender.cluster.shares import GpuShares
+from extender.model.amd_labels import vram_mib
 from extender.model.gpu_share import ALIBABA_MODEL
 from extender.model.gpu_vendor import AMD, NVIDIA, VENDORS, GpuVendor
 from extender.model.mig_profiles import MIG_PRODUCTS, profile_memory_gb
@@ -142,11 +143,13 @@ class NodeState:
 
     @property
     def gpu_memory_mib(self) -> int | None:
-        """Memory of one physical GPU: GFD's label, else the topology's."""
+        """Memory of one physical GPU: GFD's label, else the AMD node labeller's, else the topology's."""
         try:
             return int(self.labels[LABEL_MEMORY])
         except (KeyError, ValueError):
             pass
+        if (labelled := vram_mib(self.labels)) is not None:
+            return labelled
         if self.topology:
             sizes = [g.memory_mib for g in self.topology.gpus if g.memory_mib]
             return min(sizes) if sizes else None

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from extender.model.amd_labels import LABEL_PRODUCT_NAME
+
 __all__ = [
     "AMD",
     "NVIDIA",
@@ -27,13 +29,12 @@ class GpuVendor:
     name: str  # as written in the topology document: "nvidia", "amd"
     resource: str  # the whole-GPU extended resource its device plugin offers
     link: str  # what its GPU-to-GPU links are called in reasons and reports
-    product_label: str  # node label naming the GPU product (GFD / AMD node labeller)
-    memory_label: str  # node label with one GPU's memory
+    product_label: str  # node label naming the GPU product (GFD / AMD node labeller, ``amd_labels``)
 
 
-NVIDIA = GpuVendor("nvidia", "nvidia.com/gpu", "NVLink", "nvidia.com/gpu.product", "nvidia.com/gpu.memory")
+NVIDIA = GpuVendor("nvidia", "nvidia.com/gpu", "NVLink", "nvidia.com/gpu.product")
 # ROCm/k8s-device-plugin: the device plugin offers amd.com/gpu; its node labeller writes amd.com/gpu.*.
-AMD = GpuVendor("amd", "amd.com/gpu", "XGMI", "amd.com/gpu.product-name", "amd.com/gpu.vram")
+AMD = GpuVendor("amd", "amd.com/gpu", "XGMI", LABEL_PRODUCT_NAME)
 VENDORS = (NVIDIA, AMD)
 # Every extended resource under these domains is a GPU (or a slice of one) that the advisor counts.
 RESOURCE_PREFIXES = ("nvidia.com/", "amd.com/")
