@@ -23,11 +23,12 @@ from types import ModuleType
 from typing import Any
 
 from extender.agent.apiserver import NodeWriter
+from extender.agent.gpu_reader import NVML, GpuReader
 from extender.agent.metrics import dcgm_metrics, serve_endpoints
 from extender.agent.podresources_client import Allocation, PodResourcesClient, free_gpu_indices
 from extender.agent.publish import NodePublisher, short_error
+from extender.errors import SourceError
 from extender.model.topology import GpuTopology
-from extender.sources.nvml import NvmlUnavailable, discover_topology, mig_layout
 
 __all__ = ["Agent", "AgentStatus"]
 
@@ -52,8 +53,10 @@ class Agent:
         min_interval_s: float = 10.0,
         sysfs: Path = Path("/sys"),
         clock: Callable[[], float] = time.time,
+        reader: GpuReader = NVML,  # AMDSMI on AMD Instinct nodes; load_nvml is then its loader
     ) -> None:
         self.node = node
+        self.reader = reader
         self.publisher = NodePublisher(node, api, min_interval_s)
         self._pod_resources_factory = pod_resources
         self._pod_resources: PodResourcesClient | None = None
@@ -80,24 +83,24 @@ class Agent:
         try:
             if self.nvml is None:
                 self.nvml = self._load_nvml()
-            signature = mig_layout(self.nvml)
+            signature = self.reader.layout(self.nvml)
             if self.topology is None or signature != self._mig_signature:
                 if self.topology is not None:
                     log.info("MIG layout changed: reading the topology again")
-                self.topology = discover_topology(self.nvml, self.sysfs)
+                self.topology = self.reader.discover(self.nvml, self.sysfs)
                 self._mig_signature = signature
             return True
-        except NvmlUnavailable as exc:
+        except SourceError as exc:  # NvmlUnavailable, AmdSmiUnavailable
             self._problem("nvml", f"no GPU topology: {exc}")
         except Exception as exc:
-            self._problem("nvml-call", f"NVML failed: {exc}")
+            self._problem("nvml-call", f"{self.reader.library} failed: {exc}")
         return False
 
     def _read_allocation(self) -> bool:
         try:
             if self._pod_resources is None:
                 self._pod_resources = self._pod_resources_factory()
-            self.allocation = self._pod_resources.allocation()
+            self.allocation = self._pod_resources.allocation(self.reader.resource)
             return True
         except Exception as exc:
             self._problem("kubelet", f"kubelet PodResources API unreachable: {short_error(exc)}")

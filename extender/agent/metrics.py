@@ -17,9 +17,9 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from extender.agent.exposition import CONTENT_TYPE, Gauge, render
+from extender.agent.gpu_reader import NVML, GpuReader
 from extender.agent.podresources_client import Allocation, device_uuid
 from extender.model.topology import GpuTopology
-from extender.sources.nvml import sample_gpus
 
 __all__ = ["GpuView", "dcgm_families", "dcgm_metrics", "serve_endpoints"]
 
@@ -39,23 +39,26 @@ class GpuView(Protocol):
 
 def dcgm_families(view: GpuView) -> list[Gauge]:
     """Live NVML samples per GPU, named and labelled as DCGM exporter does."""
-    util = Gauge("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).")
-    used = Gauge("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).")
-    free = Gauge("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).")
+    # An AMD node's agent names its series as AMD's device metrics exporter does; views without a reader are NVML.
+    reader: GpuReader = getattr(view, "reader", NVML)
+    util = Gauge(reader.series[0], "GPU utilization (in %).")
+    used = Gauge(reader.series[1], "Framebuffer memory used (in MiB).")
+    free = Gauge(reader.series[2], "Framebuffer memory free (in MiB).")
     topo, nvml = view.topology, view.nvml
     if topo is None or nvml is None:
         return [util, used, free]
     by_uuid = {device_uuid(d): h for d, h in (view.allocation.holders.items() if view.allocation else [])}
     try:
-        samples = sample_gpus(nvml)
+        samples = reader.sample(nvml)
     except Exception as exc:  # a failed scrape is an empty scrape, not a dead endpoint
-        log.warning("NVML sample failed: %s", exc)
+        log.warning("%s sample failed: %s", reader.library, exc)
         return [util, used, free]
     for s in samples:
         gpu = topo.gpu(s.index) if s.index in topo.indices else None
-        holder = by_uuid.get(s.uuid or "", ("", "", ""))
+        bus = (gpu.pci_bus_id if gpu else None) or ""  # AMD's device plugin names GPUs by bus id
+        holder = by_uuid.get(s.uuid or "") or by_uuid.get(bus, ("", "", ""))
         product = (gpu.product if gpu else None) or ""
-        values = (str(s.index), s.uuid or "", f"nvidia{s.index}", product, view.node, *holder)
+        values = (str(s.index), s.uuid or "", f"{reader.device_prefix}{s.index}", product, view.node, *holder)
         labels = dict(zip(_LABELS, values, strict=True))
         if s.sm_util_percent is not None:
             util.add(labels, s.sm_util_percent)

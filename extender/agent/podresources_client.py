@@ -64,7 +64,8 @@ def device_uuid(device_id: str) -> str:
 
 def free_gpu_indices(topology: GpuTopology, allocation: Allocation) -> tuple[int, ...]:
     """Physical GPUs the kubelet may still hand out: allocatable, and no replica of them assigned."""
-    index_of = {g.uuid: g.index for g in topology.gpus if g.uuid}
+    # NVIDIA's device plugin names a GPU by UUID; AMD's by PCI bus id.
+    index_of = {key: g.index for g in topology.gpus for key in (g.uuid, g.pci_bus_id) if key}
     allocatable = {index_of[device_uuid(d)] for d in allocation.allocatable if device_uuid(d) in index_of}
     held = {index_of[device_uuid(d)] for d in allocation.holders if device_uuid(d) in index_of}
     return tuple(sorted(allocatable - held))

@@ -14,15 +14,18 @@ def _agent(args: argparse.Namespace) -> int:
     import signal
 
     from extender.agent.apiserver import node_writer
+    from extender.agent.gpu_reader import READERS
     from extender.agent.loop import Agent
     from extender.agent.podresources_client import PodResourcesClient
-    from extender.sources.nvml import load_nvml
 
     node = args.node or os.environ.get("NODE_NAME")
     if not node:
         raise CliError("name the node: --node NAME, or NODE_NAME from the downward API")
     api = node_writer(args.kubeconfig)  # no kubernetes client in this process unless the kubeconfig needs it
-    agent = Agent(node, api, lambda: PodResourcesClient(args.socket), load_nvml, min_interval_s=args.min_interval)
+    reader = READERS[args.gpus]
+    agent = Agent(
+        node, api, lambda: PodResourcesClient(args.socket), reader.load, min_interval_s=args.min_interval, reader=reader
+    )
     server = agent.serve_http(args.host, args.port)
     signal.signal(signal.SIGTERM, lambda *_: agent.stop())
     try:
@@ -53,4 +56,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     agent.add_argument("--host", default="0.0.0.0", help="address for /metrics, /healthz, /readyz (default 0.0.0.0)")
     agent.add_argument("--port", type=int, default=9401, help="port for /metrics, /healthz, /readyz (default 9401)")
     agent.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster)")
+    agent.add_argument(
+        "--gpus",
+        choices=("nvidia", "amd"),
+        default="nvidia",
+        help="read the GPUs through NVML (nvidia, default) or the amdsmi library (amd: AMD Instinct nodes)",
+    )
     agent.set_defaults(handler=_agent)

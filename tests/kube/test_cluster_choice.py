@@ -23,8 +23,8 @@ def test_the_simulated_cluster_is_a_data_file_read_through_the_snapshot_parser()
     snap = simulated_cluster(now=NOW)
     assert [n["metadata"]["name"] for n in snap.nodes] == names
     assert len(snap.pods) == len(doc["pods"]) == 10
-    # 6 nodes × 8 GPUs of readings, less the MIG node (none) and the T4 node (none): 4 × 8
-    assert len(snap.readings) == 32
+    # 7 nodes × 8 GPUs of readings, less the MIG node (none) and the T4 node (none): 5 × 8
+    assert len(snap.readings) == 40
 
 
 def test_a_snapshot_file_serves_under_its_name_with_its_telemetry(tmp_path: Path) -> None:
