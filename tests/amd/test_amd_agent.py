@@ -10,15 +10,15 @@ from typing import Any
 from extender.agent.gpu_reader import AMDSMI
 from extender.agent.loop import Agent
 from extender.agent.metrics import dcgm_families
-from extender.agent.podresources_client import Allocation
+from extender.agent.podresources_client import Allocation, PodResourcesClient
 from extender.model.topology import GpuTopology
 from tests.amd import fake_amdsmi
 
 
-class Kubelet:
+class Kubelet(PodResourcesClient):
     """PodResources as AMD's device plugin fills it: device IDs are PCI bus ids."""
 
-    def __init__(self) -> None:
+    def __init__(self) -> None:  # no socket: answers from this description
         self.asked: list[str] = []
 
     def allocation(self, resource: str = "nvidia.com/gpu") -> Allocation:
