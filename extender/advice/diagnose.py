@@ -139,6 +139,8 @@ def _allocation(
 ) -> list[NodeState]:
     """Step 1: the nodes with the pod's GPUs free by allocation counts (none: the step blocks)."""
     gpu_nodes = [n for n in nodes.values() if n.gpu_total or n.mig_profiles()]
+    # Only the pod's own vendor's GPUs can be allocated to it: an idle H100 is no room for an amd.com/gpu pod.
+    gpu_nodes = [n for n in gpu_nodes if not n.gpu_total or n.gpu_vendor.resource == request.resource]
     free_list = tuple(f"{n.name}: {_free_text(n, request)} free" for n in sorted(gpu_nodes, key=lambda n: n.name))
     roomy = [n for n in gpu_nodes if _has_room(n, request)]
     if roomy:
