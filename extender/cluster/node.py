@@ -127,9 +127,13 @@ class NodeState:
 
     @property
     def gpu_vendor(self) -> GpuVendor:
-        """Whose GPUs the node offers: the vendor whose resource it has, else its topology's."""
+        """Whose GPUs the node offers: the vendor whose resource it has, else whose slices (MIG, AMD
+        partitions) it has, else its topology's."""
         for vendor in VENDORS:
             if self.allocatable.get(vendor.resource):
+                return vendor
+        for vendor in VENDORS:
+            if any(n and k.startswith(vendor.domain) for k, n in self.allocatable.items()):
                 return vendor
         return self.topology.vendor if self.topology is not None else NVIDIA
 

@@ -30,14 +30,15 @@ class GpuVendor:
     resource: str  # the whole-GPU extended resource its device plugin offers
     link: str  # what its GPU-to-GPU links are called in reasons and reports
     product_label: str  # node label naming the GPU product (GFD / AMD node labeller, ``amd_labels``)
+    domain: str  # every extended resource under it is one of this vendor's GPUs or a slice of one
 
 
-NVIDIA = GpuVendor("nvidia", "nvidia.com/gpu", "NVLink", "nvidia.com/gpu.product")
+NVIDIA = GpuVendor("nvidia", "nvidia.com/gpu", "NVLink", "nvidia.com/gpu.product", "nvidia.com/")
 # ROCm/k8s-device-plugin: the device plugin offers amd.com/gpu; its node labeller writes amd.com/gpu.*.
-AMD = GpuVendor("amd", "amd.com/gpu", "XGMI", LABEL_PRODUCT_NAME)
+AMD = GpuVendor("amd", "amd.com/gpu", "XGMI", LABEL_PRODUCT_NAME, "amd.com/")
 VENDORS = (NVIDIA, AMD)
 # Every extended resource under these domains is a GPU (or a slice of one) that the advisor counts.
-RESOURCE_PREFIXES = ("nvidia.com/", "amd.com/")
+RESOURCE_PREFIXES = tuple(v.domain for v in VENDORS)
 
 
 def is_gpu_resource(name: object) -> bool:

@@ -199,12 +199,14 @@ def pod_request(pod: Mapping[str, Any]) -> PodRequest:
 
 
 def _vendor_resource(totals: Mapping[str, int]) -> str:
-    """The one vendor's whole-GPU resource a pod asks for (nvidia.com/gpu when it asks for none)."""
-    asked = [v.resource for v in VENDORS if totals.get(v.resource)]
+    """The whole-GPU resource of the one vendor whose GPUs (or slices, such as amd.com/cpx_nps4) a pod asks
+    for; nvidia.com/gpu when it asks for none."""
+    asked = [v for v in VENDORS if any(n and k.startswith(v.domain) for k, n in totals.items())]
     if len(asked) > 1:
         # No node offers both, so such a pod could never be placed; say so rather than pick one.
-        raise PodSpecError(f"asks for both {' and '.join(asked)}; one pod's GPUs come from one vendor")
-    return asked[0] if asked else GPU_RESOURCE
+        both = " and ".join(f"{v.domain}*" for v in asked)
+        raise PodSpecError(f"asks for both {both} resources; one pod's GPUs come from one vendor")
+    return asked[0].resource if asked else GPU_RESOURCE
 
 
 def _interconnect(value: Any) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from extender.cluster.state import NodeState
+from extender.model.amd_partitions import partition_fit, partitions_used
 from extender.model.pods import PodRequest
 from extender.placement import FRAGMENTATION_SIZES, Assessment, PlacementImpossible, Placer
 from extender.scoring import formula, model_fit
@@ -39,10 +40,22 @@ def gib(mib: float) -> str:
 
 
 def plan(node: NodeState, request: PodRequest, policy: ScoringPolicy, placer: Placer) -> Plan:
+    if request.other and (partitioned := _plan_partitions(node, request, policy)) is not None:
+        return partitioned
     if request.mig and not request.gpus:
         refused = model_fit.mig_refusal(request)
         return Plan(False, refused.reason, unresolvable=True) if refused else _plan_mig(node, request, policy)
     return _model_fit(node, request, _refusal(node, request) or _plan_whole(node, request, policy, placer))
+
+
+def _plan_partitions(node: NodeState, request: PodRequest, policy: ScoringPolicy) -> Plan | None:
+    """AMD partitions (``amd.com/cpx_nps4``): counted like MIG slices, on a node in that mode only."""
+    fit = partition_fit(request.other, node.allocatable, partitions_used(p.request.other for p in node.pods))
+    if fit is not None and node.allocatable and node.gpu_vendor.resource != request.resource:
+        return Plan(False, f"offers {node.gpu_vendor.resource}, pod asks for {request.resource}", unresolvable=True)
+    if fit is None or not fit.fits:
+        return None if fit is None else Plan(False, fit.reason, unresolvable=fit.unresolvable)
+    return Plan(True, fit.reason, components=_neutral(formula.packing(policy.mode, fit.used_after, fit.total)))
 
 
 # -- what the pod's model needs (``model_fit``): refusals before placement, the penalty after ---------
