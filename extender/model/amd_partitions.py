@@ -13,9 +13,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["PartitionFit", "partition_fit", "partition_mode", "partitions_used"]
+__all__ = ["PARTITION_RESOURCES", "PartitionFit", "partition_fit", "partition_mode", "partitions_used"]
 
-_PARTITION = re.compile(r"^amd\.com/(spx|dpx|tpx|qpx|cpx)_(nps1|nps2|nps4|nps8)$")
+_COMPUTE = ("spx", "dpx", "tpx", "qpx", "cpx")
+_MEMORY = ("nps1", "nps2", "nps4")
+_PARTITION = re.compile(rf"^amd\.com/({'|'.join(_COMPUTE)})_({'|'.join(_MEMORY)})$")
+# Every mode the device plugin may name (MI300X: SPX/DPX/QPX/CPX with NPS1/NPS4; MI355X also NPS2).
+PARTITION_RESOURCES = tuple(f"amd.com/{c}_{m}" for c in _COMPUTE for m in _MEMORY)
 
 
 @dataclass(frozen=True)

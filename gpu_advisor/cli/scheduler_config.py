@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from extender.model.amd_partitions import PARTITION_RESOURCES
+from extender.model.gpu_vendor import AMD
 from extender.model.mig_profiles import all_profiles
 from extender.model.pods import GPU_RESOURCE, MIG_PREFIX
 
@@ -17,7 +19,8 @@ __all__ = ["managed_resources", "register", "scheduler_config"]
 
 _HEAD = """\
 # A second scheduler whose only profile, `gpu-advisor`, asks the advisor about every pod that requests
-# nvidia.com/gpu or a MIG slice. The same `extenders:` entry can be added to an existing scheduler.
+# nvidia.com/gpu or a MIG slice, amd.com/gpu or an AMD partition. The same `extenders:` entry can be added
+# to an existing scheduler.
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 leaderElection:
@@ -41,8 +44,9 @@ DEFAULT_URL = "http://gpu-advisor.gpu-advisor.svc:8080/scheduler"
 
 
 def managed_resources() -> tuple[str, ...]:
-    """``nvidia.com/gpu`` and every MIG profile of the table, smallest first."""
-    return (GPU_RESOURCE, *(MIG_PREFIX + p for p in all_profiles()))
+    """``nvidia.com/gpu`` and every MIG profile of the table, smallest first; then ``amd.com/gpu`` and every
+    AMD partition mode (``amd.com/cpx_nps4``)."""
+    return (GPU_RESOURCE, *(MIG_PREFIX + p for p in all_profiles()), AMD.resource, *PARTITION_RESOURCES)
 
 
 def scheduler_config(url: str = DEFAULT_URL, weight: int = 5) -> str:

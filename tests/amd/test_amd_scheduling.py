@@ -13,6 +13,7 @@ from extender.model.machines import bundled_machines
 from extender.model.pods import PodSpecError, pod_request
 from extender.model.smi_topo import parse_topo_matrix
 from extender.placement import best_placement
+from gpu_advisor.cli.scheduler_config import managed_resources
 
 NODES = ["dgx1-v100-a", "dgx1-v100-b", "hgx-h100-a", "l40s-a", "a100-mig-a", "t4-ts-a", "mi300x-a"]
 NVIDIA_NODES = [n for n in NODES if n != "mi300x-a"]
@@ -91,3 +92,8 @@ def test_admission_rules_look_only_at_nodes_of_the_pods_vendor(api: TestClient) 
     nvidia = api.post("/v1/dry-run", json={"apiVersion": "v1", "kind": "Pod", **pod({"nvidia.com/gpu": "4"})}).json()
     amd = api.post("/v1/dry-run", json={"apiVersion": "v1", "kind": "Pod", **pod({"amd.com/gpu": "4"})}).json()
     assert "timeslice-multi-gpu" in str(nvidia) and "timeslice-multi-gpu" not in str(amd)
+
+
+def test_kube_scheduler_hands_the_advisor_amd_pods_too() -> None:
+    names = managed_resources()
+    assert "amd.com/gpu" in names and "amd.com/cpx_nps4" in names and "nvidia.com/gpu" in names
