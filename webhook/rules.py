@@ -21,6 +21,7 @@ from extender.cluster.state import NodeState
 from extender.model.mig_profiles import profile_memory_gb
 from extender.model.pods import PodRequest
 from extender.placement import nvlink_clique
+from webhook.amd_rules import amd_partition_unavailable
 from webhook.model_rules import model_does_not_fit, parallelism_mismatch, tp_on_shared_gpu, whole_gpu_small_model
 from webhook.share_rule import gpu_share_never_fits
 from webhook.sharing_rules import (
@@ -154,6 +155,7 @@ RULES: tuple[Callable[[Workload, ClusterView], list[Finding]], ...] = (
     exceeds_largest_node,
     gpu_share_never_fits,
     mig_profile_unavailable,
+    amd_partition_unavailable,
     no_nvlink_set,
     parallelism_mismatch,
     tp_on_shared_gpu,

@@ -10,6 +10,7 @@ from extender.advice.dryrun import dry_run
 from extender.model.amd_partitions import partition_fit, partition_mode
 from extender.scoring import ScoringPolicy
 from extender.sources.snapshot import parse_snapshot
+from webhook.rules import advise_with_rules
 
 NOW = 1_796_000_000.0
 
@@ -41,7 +42,7 @@ CLUSTER = {
 def answer(limits: dict[str, str]) -> Any:
     snap = parse_snapshot(CLUSTER, now=NOW)
     nodes = {n.name: n for n in snap.cluster("test").nodes()}
-    return dry_run(pod("p", limits), nodes, None, ScoringPolicy(), NOW)
+    return dry_run(pod("p", limits), nodes, None, ScoringPolicy(), NOW, advise=advise_with_rules)
 
 
 def test_a_pod_asking_for_cpx_partitions_is_placed_only_where_they_are_free() -> None:
@@ -71,3 +72,11 @@ def test_partition_resources_are_recognised_by_name(resource: str, mode: str | N
 
 def test_a_pod_without_partitions_is_not_judged_by_them() -> None:
     assert partition_fit([("amd.com/gpu", 2)], {"amd.com/cpx_nps4": 64}, {}) is None
+
+
+def test_admission_says_when_no_node_is_in_the_partition_mode_a_pod_names() -> None:
+    findings = {f.code: f for f in answer({"amd.com/qpx_nps1": "1"}).findings}
+    assert findings["amd-partition-unavailable"].message == (
+        "no node offers amd.com/qpx_nps1 (offered: amd.com/cpx_nps4 (CPX/NPS4), amd.com/spx_nps1 (SPX/NPS1))"
+    )
+    assert "amd-partition-unavailable" not in {f.code for f in answer({"amd.com/cpx_nps4": "1"}).findings}
