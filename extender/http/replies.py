@@ -70,7 +70,7 @@ class _Reply:
 class ReplyFragments:
     """Encoded fragments per pod request; a fragment is re-encoded only when its verdict changed."""
 
-    def __init__(self, max_requests: int = 64) -> None:
+    def __init__(self, max_requests: int = 16) -> None:
         # By the verdict itself (checked by identity): scoring hands pod shapes that come out alike on a
         # node the very same verdict (``scoring.alike``), so a new shape reuses what others encoded.
         self._by_verdict: dict[int, _Fragments] = {}
@@ -99,7 +99,7 @@ class ReplyFragments:
         if len(self._last) >= self._max_requests and request not in self._last:
             self._last.clear()
         known = self._by_verdict
-        if len(known) > 60_000:  # each holds its verdict alive: a dozen replies of 5,000 nodes
+        if len(known) > 40_000:  # each holds its verdict alive: eight replies of 5,000 nodes
             known.clear()
         last = self._last.get(request)
         n = len(verdicts)
@@ -149,7 +149,7 @@ class WholeReplies:
     """The last encoded reply per (verb, pod request), with the candidates and verdicts version it
     answered."""
 
-    def __init__(self, max_requests: int = 128) -> None:
+    def __init__(self, max_requests: int = 32) -> None:
         self._last: dict[tuple[str, PodRequest], _Whole] = {}
         self._max_requests = max_requests
 

@@ -24,9 +24,9 @@ from extender.scoring.workload import NO_MIX, Mix
 
 __all__ = ["MEMO_PER_NODE", "PlanKey", "Shape", "VerdictMemo", "keep"]
 
-MEMO_PER_NODE = 64  # remembered items per node state, past which its memo starts afresh
+MEMO_PER_NODE = 32  # remembered items per node state (plans and verdicts), past which it starts afresh
 _NODE = attrgetter("node")
-MEMO_TABLES = 64  # pod shapes whose verdict tables are kept (the pending pods' shapes of a busy hour)
+MEMO_TABLES = 24  # pod shapes whose tables are kept: a 5,000-node table and its verdicts hold ~6 MiB
 
 
 def keep(node: NodeState, key: object, value: object) -> None:
