@@ -75,6 +75,8 @@ class Advisor:
     advise: Advise | None = None
     # Where GET /v1/rightsize reads GPU history; wired in by serve (None: not offered).
     rightsize: HistorySource | None = None
+    # The pending pods the console diagnoses; wired in by serve (None: the source does not list them).
+    pending: Callable[[], list[dict[str, Any]]] | None = None
 
     def __post_init__(self) -> None:
         self.metrics = Metrics(self.registry)
