@@ -60,7 +60,7 @@ window.GA = window.GA || {};
           view.mig.length ? el("p", { text: "MIG: " + view.mig.map((m) => m.profile + " " + m.free + "/" + m.total + " free").join(", ") }) : null)));
   };
 
-  const breakdown = (b) => Object.entries(b || {}).map(([k, v]) => k + " " + v).join(", ");
+  const breakdown = (b) => Object.entries(b || {}).map(([k, v]) => k + " " + Math.round(v * 100) / 100).join(", ");
 
   GA.verdictRows = (rows) => rows.map((v) => [link(GA.nodeHref(v.node), v.node), String(v.score), v.gpus ? v.gpus.join(", ") : "–", v.reason, breakdown(v.breakdown)]);
 
