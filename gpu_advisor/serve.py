@@ -21,7 +21,7 @@ from extender.http.limits import Limits
 from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy
 from extender.sources.agent_scrape import AgentScrapeTelemetry
-from extender.sources.cluster_choice import KUBE, SIMULATED, live_model, one_look
+from extender.sources.cluster_choice import KUBE, SIMULATED, live_model
 from extender.sources.gpu_history import GpuHistory
 from extender.sources.pod_index import PodIndex, directory_source
 from extender.sources.policy_file import load_policy
@@ -110,7 +110,7 @@ def build_advisor(
     advisor = Advisor(state=state, telemetry=board, policy=policy, registry=registry)
     advisor.rightsize = history_source(cluster, prometheus, state, model.pods)
     if cluster != KUBE:  # a snapshot's pods as they were (the live watch keeps only where pods run)
-        pods = one_look(cluster).pods
+        pods = simulated_cluster().pods if cluster == SIMULATED else model.pods if isinstance(model.pods, list) else []
         advisor.pending = lambda: pods
     return advisor, background
 
