@@ -27,7 +27,7 @@ NOW = 1_796_000_000.0
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     snap = load_snapshot(staged_cluster(tmp_path_factory.mktemp("console") / "cluster.json"), now=NOW)
     advisor = Advisor(snap.cluster("staged"), snap.telemetry(60), ScoringPolicy(), clock=lambda: NOW)
-    advisor.pending = lambda: snap.pods
+    advisor.pod_objects = lambda: snap.pods
     with TestClient(create_app(advisor), raise_server_exceptions=False) as test_client:
         yield test_client
 
@@ -88,6 +88,13 @@ def test_the_pod_view_shows_its_gpus_and_the_alternatives(client: TestClient) ->
     assert {v["node"] for v in pod["ranked"]} | {v["node"] for v in pod["filtered"]} == {
         "a100-mig-a", "dgx1-v100-a", "dgx1-v100-b", "hgx-h100-a", "l40s-a", "t4-ts-a"
     }  # fmt: skip
+
+
+def test_the_pod_view_carries_the_admission_findings_on_its_own_object(client: TestClient, advisor: Advisor) -> None:
+    pod = client.get("/v1/console/pods/serving/tiny-llm").json()  # 2 GPUs of a time-sliced T4
+    assert [(f["code"], f["severity"]) for f in pod["findings"]] == [("timeslice-multi-gpu", "warning")]
+    with TestClient(create_app(advisor)) as unlisted:  # a source that lists no Pod objects: none to review
+        assert unlisted.get("/v1/console/pods/ml/train-llama").json()["findings"] is None
 
 
 def test_the_pending_view_diagnoses_in_order(client: TestClient) -> None:

@@ -40,7 +40,7 @@ def _one(advisor: Advisor, pod: Mapping[str, Any], now: float) -> dict[str, Any]
 
 
 def pending_view(advisor: Advisor) -> dict[str, Any]:
-    source = advisor.pending
+    source = advisor.pod_objects
     if source is None:
         return {"listed": False, "pods": [], "note": "this server's cluster source does not list pending pods"}
     now = advisor.clock()

@@ -76,11 +76,16 @@ window.GA = window.GA || {};
           here ? el("p", { class: "verdict", text: (here.fits ? "score " + here.score + ": " : "would not fit now: ") + here.reason }) : null,
           here ? el("p", { class: "muted", text: breakdown(here.breakdown) }) : null,
           el("div", { id: "rightsize" }))),
+      el("h2", { text: "Admission findings" }),
+      pod.findings === null ? el("p", { class: "muted", text: "This server's source lists no Pod objects to review." })
+        : pod.findings.length ? GA.findings(pod.findings) : el("p", { text: "None: the admission advisor has nothing to say." }),
       el("h2", { text: "Where this shape would go now (the alternatives)" }),
       table(["node", "score", "GPUs", "reason", "breakdown"], GA.verdictRows(pod.ranked)),
       el("h2", { text: "Nodes that would refuse it" }),
       table(["node", "reason"], pod.filtered.map((v) => [link(GA.nodeHref(v.node), v.node), v.reason])));
   };
+
+  GA.findings = (list) => el("ul", { class: "findings" }, list.map((f) => el("li", { text: f.severity + " " + f.code + ": " + f.message + " " + f.advice })));
 
   GA.rightsizeNote = (report, pod) => {
     const name = pod.split("/")[1] || "";
@@ -115,7 +120,7 @@ window.GA = window.GA || {};
 
   GA.whatIfAnswer = (ans, drawings) => el("div", { id: "answer" },
     el("p", { class: "verdict", text: ans.pod + " (" + ans.request + "): " + ans.verdict }),
-    ans.findings.length ? el("ul", {}, ans.findings.map((f) => el("li", { text: f.severity + " " + f.code + ": " + f.message + " " + f.advice }))) : null,
+    ans.findings.length ? GA.findings(ans.findings) : null,
     el("h2", { text: "Ranked nodes" }),
     table(["node", "score", "GPUs", "reason", "breakdown"], GA.verdictRows(ans.ranked)),
     el("div", { class: "drawings" }, drawings.map(([node, gpus]) => el("div", { class: "drawing", "data-node": node.name },
