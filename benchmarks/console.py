@@ -126,10 +126,10 @@ def wait_for(browser: webdriver.Chrome, css: str, timeout: float = 20) -> None:
 
 
 @contextmanager
-def console(tmp: Path) -> Iterator[str]:
-    """``gpu-advisor serve`` on the staged cluster; yields its base address."""
+def console(tmp: Path, *extra: str) -> Iterator[str]:
+    """``gpu-advisor serve`` on the staged cluster (``extra``: more options); yields its base address."""
     snapshot = staged_cluster(tmp / "staged-cluster.json")
-    with served("--cluster", str(snapshot), log=tmp / "serve.log") as (port, _, _):
+    with served("--cluster", str(snapshot), *extra, log=tmp / "serve.log") as (port, _, _):
         yield f"http://127.0.0.1:{port}"
 
 

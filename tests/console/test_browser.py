@@ -29,6 +29,8 @@ from benchmarks.console import (
     submit_what_if,
     wait_for,
 )
+from tests.console.test_access import FakeApiServer
+from tests.kube.test_kube_source import kubeconfig
 
 
 @pytest.fixture(scope="module")
@@ -124,3 +126,21 @@ def test_the_pending_view_and_the_api_docs_work_offline(browser: Chrome, base: s
     assert "/v1/console/cluster" in texts(browser, "details.op .path")
     assert hosts_asked(network_events(browser)) == {"127.0.0.1"}
     assert csp_violations(browser) == []
+
+
+def test_under_api_auth_the_page_asks_for_a_token_and_then_shows_the_cluster(
+    browser: Chrome, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    fake = FakeApiServer({"viewer": "ops:viewer"}, {})
+    tmp = tmp_path_factory.mktemp("guarded")
+    try:
+        with console(tmp, "--api-auth", "--kubeconfig", kubeconfig(tmp, fake.url)) as guarded:
+            browser.get(guarded + "/")
+            wait_for(browser, "#token-form:not([hidden])")
+            assert browser.find_elements(By.CSS_SELECTOR, ".node") == []
+            browser.find_element(By.ID, "token").send_keys("viewer")
+            browser.find_element(By.CSS_SELECTOR, "#token-form button").click()
+            wait_for(browser, ".node")
+    finally:
+        fake.close()
+    assert [a["spec"]["token"] for a in fake.asked] == ["viewer"]  # one review, then the answer is cached

@@ -45,9 +45,11 @@ window.GA = window.GA || {};
       (i) => ({ class: "pick", "data-k": view.best_sets[i].k, on: { click: () => lightUp(view.best_sets[i].gpus || []) } }));
   }
 
+  const lit = {};  // node → the best set last clicked: a refresh redraws the node with it still lit
+
   GA.nodeView = (view) => {
-    const holder = el("div", { id: "drawing" }, GA.wiring(view, []));
-    const lightUp = (gpus) => holder.replaceChildren(GA.wiring(view, gpus));
+    const holder = el("div", { id: "drawing" }, GA.wiring(view, lit[view.name] || []));
+    const lightUp = (gpus) => { lit[view.name] = gpus; holder.replaceChildren(GA.wiring(view, gpus)); };
     return el("div", {},
       el("h1", { text: "Node " + view.name }),
       el("p", { class: "muted", text: (view.product || "unknown product") + " · " + view.sharing + " · " + view.gpus_free + "/" + view.gpus_allocatable + " free · " + GA.age(view.telemetry_age_s) }),
