@@ -29,6 +29,7 @@ from benchmarks.console import (
     submit_what_if,
     wait_for,
 )
+from benchmarks.hostile import served
 from tests.console.test_access import FakeApiServer
 from tests.kube.test_kube_source import kubeconfig
 
@@ -144,3 +145,11 @@ def test_under_api_auth_the_page_asks_for_a_token_and_then_shows_the_cluster(
     finally:
         fake.close()
     assert [a["spec"]["token"] for a in fake.asked] == ["viewer"]  # one review, then the answer is cached
+
+
+def test_the_pod_view_shows_right_sizing_from_the_servers_gpu_history(browser: Chrome) -> None:
+    with served() as (port, _, _):  # the simulated cluster, whose synthetic history rightsize reads
+        browser.get(f"http://127.0.0.1:{port}/pods/ml/finetune")
+        wait_for(browser, "#rightsize p b")
+        # 2 GPUs held, 0.44 used: SM p95 35 % of 2 GPUs is 0.70 GPUs of demand, ÷ 80 % target → 1 GPU
+        assert browser.find_element(By.CSS_SELECTOR, "#rightsize p").text == "Right-sizing: 2 → 1 GPU (high confidence)"

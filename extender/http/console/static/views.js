@@ -90,10 +90,11 @@ window.GA = window.GA || {};
   GA.findings = (list) => el("ul", { class: "findings" }, list.map((f) => el("li", { text: f.severity + " " + f.code + ": " + f.message + " " + f.advice })));
 
   GA.rightsizeNote = (report, pod) => {
-    const name = pod.split("/")[1] || "";
-    const w = (report.workloads || []).find((x) => name.startsWith(String(x.name || x.workload || "")) && (x.name || x.workload));
-    if (!w) return el("p", { class: "muted", text: "Right-sizing: no advice for this pod's workload." });
-    return el("p", {}, el("b", { text: "Right-sizing: " }), String(w.advice && w.advice.summary ? w.advice.summary : w.advice || JSON.stringify(w)));
+    const w = (report.workloads || []).find((x) => (x.pods || []).includes(pod));
+    if (!w) return el("p", { class: "muted", text: "Right-sizing: no history for this pod's workload." });
+    const r = w.recommendation;
+    return el("div", {}, el("p", {}, el("b", { text: "Right-sizing: " }), r.summary + " (" + r.confidence + " confidence)"),
+      el("ul", {}, r.evidence.map((e) => el("li", { text: e }))));
   };
 
   function steps(d) {
