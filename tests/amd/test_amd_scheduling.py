@@ -97,3 +97,9 @@ def test_admission_rules_look_only_at_nodes_of_the_pods_vendor(api: TestClient) 
 def test_kube_scheduler_hands_the_advisor_amd_pods_too() -> None:
     names = managed_resources()
     assert "amd.com/gpu" in names and "amd.com/cpx_nps4" in names and "nvidia.com/gpu" in names
+
+
+def test_the_console_draws_the_mi300x_as_an_xgmi_mesh(api: TestClient) -> None:
+    wiring = api.get("/v1/console/nodes/mi300x-a").json()["wiring"]
+    assert (wiring["link"], wiring["nvswitch"]) == ("XGMI", False), "every pair linked, but no switch"
+    assert sum(1 for link in wiring["links"] if link["nvlinks"] == 1) == 28  # 8 × 7 / 2 pairs

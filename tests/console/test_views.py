@@ -53,14 +53,15 @@ def test_a_tile_keeps_allocated_apart_from_used(
 
 def test_the_cluster_totals_separate_allocated_from_used(client: TestClient) -> None:
     doc = client.get("/v1/console/cluster").json()
-    # 36 physical GPUs: 4 boards of 8 and 4 time-sliced T4s (the MIG A100 reports no topology).
-    # Allocated 14 = V100-a 4 + V100-b 3 + H100 2 + L40S 5; of those, GPU 6 of the L40S idles at 3 % SM.
+    # 44 physical GPUs: 5 boards of 8 (the MI300X one too) and 4 time-sliced T4s (the MIG A100 reports no
+    # topology). Allocated 16 = V100-a 4 + V100-b 3 + H100 2 + L40S 5 + MI300X 2; of those, GPU 6 of the L40S
+    # idles at 3 % SM, so 15 are used; free 44 - 16 - 1 (the H100's GPU 3, memory held) = 27.
     assert doc["totals"] == {
-        "gpus": 36,
-        "allocated": 14,
-        "used": 13,
+        "gpus": 44,
+        "allocated": 16,
+        "used": 15,
         "allocated_idle": 1,
-        "free": 21,
+        "free": 27,
         "memory_held": 1,
         "unhealthy": 0,
     }
@@ -86,7 +87,7 @@ def test_the_pod_view_shows_its_gpus_and_the_alternatives(client: TestClient) ->
     assert (pod["node"], pod["gpus"], pod["gpus_known_by"]) == ("dgx1-v100-a", [0, 1, 2, 3], "the node's only GPU pod")
     assert pod["here"]["fits"] and pod["ranked"][0]["score"] >= pod["ranked"][-1]["score"]
     assert {v["node"] for v in pod["ranked"]} | {v["node"] for v in pod["filtered"]} == {
-        "a100-mig-a", "dgx1-v100-a", "dgx1-v100-b", "hgx-h100-a", "l40s-a", "t4-ts-a"
+        "a100-mig-a", "dgx1-v100-a", "dgx1-v100-b", "hgx-h100-a", "l40s-a", "t4-ts-a", "mi300x-a"
     }  # fmt: skip
 
 
@@ -108,7 +109,7 @@ def test_the_pending_view_diagnoses_in_order(client: TestClient) -> None:
     assert found["steps"][2]["evidence"] == [
         "t4-ts-a: nodeSelector nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 does not match"
     ]
-    assert len(found["node_reasons"]) == 6
+    assert len(found["node_reasons"]) == 7
 
 
 @pytest.mark.parametrize(

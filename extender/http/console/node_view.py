@@ -25,8 +25,9 @@ def _behind_switch(topo: GpuTopology) -> bool:
 
 
 def wiring(topo: GpuTopology) -> dict[str, Any]:
-    switch = _behind_switch(topo)
+    switch = _behind_switch(topo) and topo.vendor.link == "NVLink"  # an XGMI board is a mesh, not a switch
     return {
+        "link": topo.vendor.link,  # NVLink or XGMI: how links are labelled
         "nvswitch": switch,
         "nvswitch_links": topo.links[0].nvlinks if switch else None,
         "links": [

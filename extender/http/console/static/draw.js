@@ -109,17 +109,20 @@ window.GA = window.GA || {};
     } else {
       view.wiring.links.filter((l) => l.nvlinks > 0).forEach((l) =>
         s.appendChild(GA.svg("path", { class: "nvlink", d: nvlinkPath(at[l.a], at[l.b], last), "stroke-width": 1 + l.nvlinks },
-          GA.svg("title", { text: "GPU " + l.a + " ↔ GPU " + l.b + ": NV" + l.nvlinks }))));
+          GA.svg("title", { text: "GPU " + l.a + " ↔ GPU " + l.b + ": " + GA.linkLabel(view, l) }))));
     }
     for (const t of view.gpus) if (at[t.index]) s.appendChild(gpuBox(t, at[t.index], litSet.has(t.index)));
     return s;
   };
 
+  // "NV18" as nvidia-smi prints an NVLink pair, "XGMI" as rocm-smi prints an XGMI pair.
+  GA.linkLabel = (view, l) => (view.wiring.link === "XGMI" ? "XGMI" + (l.nvlinks > 1 ? l.nvlinks : "") : "NV" + l.nvlinks);
+
   GA.pcieTable = (view) => {
     if (!view.wiring) return null;
     const idx = view.gpus.map((t) => t.index);
     const label = {};
-    for (const l of view.wiring.links) label[l.a + "-" + l.b] = label[l.b + "-" + l.a] = l.nvlinks ? "NV" + l.nvlinks : (l.pcie || "?");
+    for (const l of view.wiring.links) label[l.a + "-" + l.b] = label[l.b + "-" + l.a] = l.nvlinks ? GA.linkLabel(view, l) : (l.pcie || "?");
     return GA.table([""].concat(idx.map((i) => "GPU" + i)), idx.map((a) => ["GPU" + a].concat(idx.map((b) => (a === b ? "X" : label[a + "-" + b] || "?")))));
   };
 })(window.GA);
