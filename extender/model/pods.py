@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from extender.model.needs import ModelNeed
 
 from extender.errors import InputError
+from extender.model.pod_groups import ANNOTATION_GROUP_SIZE, PodGroup, group_size_knob, pod_group
 from extender.model.quantity import QuantityError, count_quantity, decimal_number
 
 __all__ = [
@@ -82,6 +83,7 @@ class PodRequest:
     memory_mib: int = 0
     invalid: str | None = None  # why its GPU share cannot be read: every node is refused with this
     model: ModelNeed | None = None  # the model its server names, for the memory it will need (``needs``)
+    group: PodGroup | None = None  # the multi-node job it is one pod of (``pod_groups``)
 
     @property
     def wants_gpu(self) -> bool:
@@ -191,7 +193,22 @@ def pod_request(pod: Mapping[str, Any]) -> PodRequest:
         memory_mib=memory_total,
         # Only a GPU pod's model matters, and reading command lines is not free on every bound pod.
         model=guess_model(spec.get("containers") or []) if totals or share is not None else None,
+        group=_group(pod.get("metadata")),
     )
+
+
+def _group(meta: Any) -> PodGroup | None:
+    try:
+        return pod_group(meta)
+    except InputError as exc:
+        raise PodSpecError(str(exc)) from None
+
+
+def _group_size(value: Any) -> int | None:
+    try:
+        return group_size_knob(value)
+    except InputError as exc:
+        raise PodSpecError(str(exc)) from None
 
 
 def _interconnect(value: Any) -> str | None:
@@ -207,7 +224,11 @@ def _gpu_memory(value: Any) -> int | None:
         raise PodSpecError(f"annotation {ANNOTATION_GPU_MEMORY}: {exc}") from None
 
 
-_KNOBS = {ANNOTATION_INTERCONNECT: _interconnect, ANNOTATION_GPU_MEMORY: _gpu_memory}
+_KNOBS = {
+    ANNOTATION_INTERCONNECT: _interconnect,
+    ANNOTATION_GPU_MEMORY: _gpu_memory,
+    ANNOTATION_GROUP_SIZE: _group_size,
+}
 
 
 def pod_request_keeping_counts(pod: Mapping[str, Any]) -> tuple[PodRequest, tuple[str, ...]]:

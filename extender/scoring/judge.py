@@ -18,6 +18,7 @@ from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
 from extender.placement import Placer
 from extender.scoring.alike import Work
+from extender.scoring.cliques import toward_clique
 from extender.scoring.memo import PlanKey, Shape, VerdictMemo, keep
 from extender.scoring.node_verdict import plan_of, verdict_of
 from extender.scoring.policy import ScoringPolicy
@@ -77,7 +78,7 @@ def judge_all(
         for node, verdict, valid_until, new in made:
             if new:
                 keep(node, shape, (verdict, valid_until))
-    return on_the_wire(verdicts)
+    return on_the_wire(toward_clique(request, verdicts, nodes))
 
 
 def _setup(

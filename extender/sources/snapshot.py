@@ -57,6 +57,7 @@ from extender.model.readings import GpuReading, TelemetryBoard
 from extender.model.smi_topo import parse_topo_matrix, parse_topology_text
 from extender.model.topology import GpuTopology, TopologyError
 from extender.sources.documents import load_document
+from extender.sources.nvl72 import nvl72_rack
 
 __all__ = ["Snapshot", "SnapshotError", "load_snapshot", "parse_snapshot", "simulated_cluster"]
 
@@ -254,7 +255,7 @@ def load_snapshot(path: str | Path, now: float | None = None) -> Snapshot:
         raise SnapshotError(f"snapshot {path}: {exc}") from None
 
 
-def simulated_cluster(now: float | None = None) -> Snapshot:
+def simulated_cluster(now: float | None = None, rack: bool = False) -> Snapshot:
     """A small cluster of real machines, some GPUs held, with synthetic telemetry; runs anywhere.
 
     Six nodes (``simulated_cluster.json`` beside this module): two DGX-1 V100 and an HGX H100 with
@@ -262,4 +263,7 @@ def simulated_cluster(now: float | None = None) -> Snapshot:
     the H100 is free by the kubelet's count yet 61 GiB of its VRAM is held: a leftover process.
     """
     text = resources.files(__package__).joinpath("simulated_cluster.json").read_text(encoding="utf-8")
-    return parse_snapshot(json.loads(text), now=now if now is not None else time.time())
+    doc = json.loads(text)
+    if rack:  # ``simulated-rack``: the same nodes beside a GB200 NVL72 rack (``nvl72``)
+        doc["nodes"] += nvl72_rack()
+    return parse_snapshot(doc, now=now if now is not None else time.time())
