@@ -39,6 +39,7 @@ from typing import Any
 
 import yaml
 
+from extender.cluster.dra_view import DRA_KINDS, NO_DRA, DraObjects, node_through_slices, pod_through_claims
 from extender.cluster.state import (
     ANNOTATION_FREE_GPUS,
     ANNOTATION_TOPOLOGY,
@@ -72,6 +73,7 @@ class Snapshot:
     pods: list[dict[str, Any]]  # Pod objects
     readings: dict[tuple[str, str], GpuReading]
     at: float
+    dra: DraObjects = NO_DRA  # the DRA claims pending pods may name (``dra_view``)
 
     def cluster(self, source: str) -> ClusterState:
         by_node: dict[str, list[BoundPod]] = {}
@@ -84,6 +86,7 @@ class Snapshot:
         state.replace_all(
             node_state(n, by_node.get(name, ()), state.machines) for n, name in zip(self.nodes, names, strict=True)
         )
+        state.dra = self.dra
         state.mark_ready(self.at)
         return state
 
@@ -223,9 +226,13 @@ def parse_snapshot(doc: Any, now: float | None = None) -> Snapshot:
         items = doc.get("items") or []
         if not isinstance(items, list):
             raise SnapshotError("'items' must be a list of Node and Pod objects")
-        nodes = [dict(i) for i in items if isinstance(i, Mapping) and i.get("kind") == "Node"]
-        pods = [dict(i) for i in items if isinstance(i, Mapping) and i.get("kind") == "Pod"]
-        return Snapshot(nodes, pods, readings, at)
+        # GPUs published and claimed through DRA, written as the model reads device-plugin GPUs.
+        dra = DraObjects.read(i for i in items if isinstance(i, Mapping) and i.get("kind") in DRA_KINDS)
+        nodes = [
+            dict(node_through_slices(i, dra, at)) for i in items if isinstance(i, Mapping) and i.get("kind") == "Node"
+        ]
+        pods = [dict(pod_through_claims(i, dra)) for i in items if isinstance(i, Mapping) and i.get("kind") == "Pod"]
+        return Snapshot(nodes, pods, readings, at, dra)
     raw_nodes = doc.get("nodes")
     if not isinstance(raw_nodes, list):
         raise SnapshotError("a snapshot needs a list 'nodes'")
