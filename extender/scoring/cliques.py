@@ -22,8 +22,9 @@ from extender.model.pod_groups import PodGroup
 from extender.model.pods import PodRequest
 from extender.scoring.verdict import Verdict
 
-__all__ = ["CliqueChoice", "choose_clique", "toward_clique"]
+__all__ = ["OUTSIDE", "CliqueChoice", "choose_clique", "toward_clique"]
 
+OUTSIDE = "; this node is in "  # what follows a group's reason on a node outside its clique
 # Added to the stranding level of a node in the chosen clique (levels run 0–100): it outranks every other.
 _INSIDE = 1000.0
 
@@ -39,7 +40,7 @@ class CliqueChoice:
         where = f"clique {short_clique(clique)}" if clique else "no NVLink clique"
         if self.target is None:
             return self.inside
-        return f"{self.inside}; this node is in {where}"
+        return f"{self.inside}{OUTSIDE}{where}"
 
 
 def choose_clique(group: PodGroup, request: PodRequest, rooms: Mapping[str, CliqueRoom]) -> CliqueChoice:
@@ -86,7 +87,8 @@ def toward_clique(request: PodRequest, verdicts: list[Verdict], nodes: Mapping[s
             breakdown = {**v.breakdown, "clique": 1.0}
             out.append(replace(v, reason=f"{v.reason}; {choice.inside}", rank=rank, breakdown=breakdown))
         elif choice.must:
-            out.append(replace(v, fits=False, score=0, gpus=None, reason=choice.outside(clique)))
+            breakdown = {**v.breakdown, "clique": 0.0}
+            out.append(replace(v, fits=False, score=0, gpus=None, reason=choice.outside(clique), breakdown=breakdown))
         else:
             breakdown = {**v.breakdown, "clique": 0.0}
             out.append(replace(v, reason=f"{v.reason}; {choice.outside(clique)}", breakdown=breakdown))

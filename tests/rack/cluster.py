@@ -58,3 +58,16 @@ def schedule(snap: Snapshot, pod: dict[str, Any]) -> tuple[str | None, list[Verd
     }
     snap.pods.append(bound)
     return chosen.node, verdicts
+
+
+def two_jobsets_and_a_third_waiting() -> dict[str, Any]:
+    """The rack and two HGX nodes after JobSets train-a and train-b (8 four-GPU workers each) were
+    scheduled by the advisor, with train-c's first worker pending: a Kubernetes List, as
+    ``gpu-advisor snapshot`` writes one (``tests/data/rack/two-jobsets.json``)."""
+    snap = rack_and_hgx()
+    for jobset in ("train-a", "train-b"):
+        for i in range(8):
+            schedule(snap, worker(jobset, i))
+    pending = worker("train-c", 0)
+    items = [*snap.nodes, *snap.pods, pending]
+    return {"apiVersion": "v1", "kind": "List", "time": "2026-12-01T00:10:00Z", "items": items}
