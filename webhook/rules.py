@@ -21,6 +21,7 @@ from extender.cluster.state import NodeState
 from extender.model.mig_profiles import profile_memory_gb
 from extender.model.pods import PodRequest
 from extender.placement import nvlink_clique
+from webhook.clique_rule import multi_node_without_group
 from webhook.model_rules import model_does_not_fit, parallelism_mismatch, tp_on_shared_gpu, whole_gpu_small_model
 from webhook.share_rule import gpu_share_never_fits
 from webhook.sharing_rules import (
@@ -155,6 +156,7 @@ RULES: tuple[Callable[[Workload, ClusterView], list[Finding]], ...] = (
     gpu_share_never_fits,
     mig_profile_unavailable,
     no_nvlink_set,
+    multi_node_without_group,
     parallelism_mismatch,
     tp_on_shared_gpu,
     mig_multi_slice,
