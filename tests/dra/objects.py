@@ -18,10 +18,11 @@ def load(name: str) -> dict[str, Any]:
 
 def cluster_items(allocated: bool = True) -> list[dict[str, Any]]:
     """Two DRA nodes of 4 H100 each, their slices, the two-GPU claim (allocated on dra-node-2, or not
-    yet), the one-GPU claim template, and (when allocated) the pod bound with the claim."""
+    yet), the one- and two-GPU claim templates, and (when allocated) the pod bound with the claim."""
     claim = load("dra-resourceclaim-allocated.json")
     items = [*load("handmade-nodes.json")["items"], load("dra-resourceslice.json")]
     items += [load("handmade-resourceslice-node-2.json"), load("dra-resourceclaimtemplate.json")]
+    items.append(load("handmade-resourceclaimtemplate-two-gpus.json"))
     if not allocated:
         claim = copy.deepcopy(claim)
         del claim["status"]
@@ -34,3 +35,8 @@ def pending_pod(claim: dict[str, str]) -> dict[str, Any]:
     pod: dict[str, Any] = copy.deepcopy(load("extender-filter-dra-pod.json")["Pod"])
     pod["spec"]["resourceClaims"] = [{"name": "gpus", **claim}]
     return pod
+
+
+def example_cluster() -> dict[str, Any]:
+    """``tests/data/dra/dra-cluster.json``: the allocated cluster as a snapshot file (a Kubernetes List)."""
+    return {"apiVersion": "v1", "kind": "List", "time": "2026-12-02T19:00:00Z", "items": cluster_items()}
