@@ -80,7 +80,7 @@ def toward_clique(request: PodRequest, verdicts: list[Verdict], nodes: Mapping[s
     for v in verdicts:
         node = nodes.get(v.node)
         clique = clique_of(node) if node is not None else None
-        if not v.fits:
+        if not v.fits or node is None:  # a node the model does not know yet passes unjudged (fail open)
             out.append(v)
         elif choice.target is not None and clique == choice.target:
             rank = (v.rank[0] + _INSIDE, v.rank[1])

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from extender.cluster.cliques import clique_of
-from tests.rack.cluster import rack_and_hgx, schedule, worker
+from extender.model.pods import pod_request
+from extender.scoring import ScoringPolicy, judge_all
+from tests.rack.cluster import NOW, rack_and_hgx, schedule, worker
 
 
 def test_two_jobsets_of_eight_four_gpu_workers_each_land_in_the_rack_and_the_third_waits() -> None:
@@ -64,3 +66,12 @@ def test_a_pod_of_no_group_is_judged_as_before() -> None:
     node, verdicts = schedule(snap, lone)
     assert node is not None
     assert all("clique" not in v.breakdown for v in verdicts)
+
+
+def test_a_node_the_model_does_not_know_yet_still_passes_unjudged() -> None:
+    snap = rack_and_hgx()
+    state = snap.cluster("test")
+    names = [*sorted(state.nodes_by_name()), "joined-a-moment-ago"]
+    verdicts = judge_all(pod_request(worker("train", 0)), names, state.nodes_by_name(), None, ScoringPolicy(), NOW)
+    unknown = verdicts[-1]
+    assert unknown.fits and unknown.reason.startswith("unknown to gpu-advisor")
