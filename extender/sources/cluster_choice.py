@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from extender.cluster.dra_view import DraObjects, node_through_slices, pod_through_claims
 from extender.cluster.state import ClusterState
 from extender.model.readings import TelemetryBoard
 from extender.sources.pod_index import PodIndex
@@ -41,12 +42,18 @@ def one_look(cluster: str, kubeconfig: str | None = None) -> Snapshot:
     if cluster == KUBE:
         # Imported here: the kubernetes client takes a second to import, and most commands never need it.
         from extender.sources.kube import ApiServerError, api_error_message, kube_api, list_cluster
+        from extender.sources.kube_dra import list_dra
 
         try:
-            nodes, pods = list_cluster(kube_api(kubeconfig))
+            api = kube_api(kubeconfig)
+            nodes, pods = list_cluster(api)
+            dra = DraObjects.read(list_dra(api.api_client))
         except Exception as exc:  # the client raises many kinds; the user needs the one line
             raise ApiServerError(f"cannot list the cluster: {api_error_message(exc)}") from None
-        return Snapshot(nodes, pods, {}, time.time())
+        at = time.time()
+        # GPUs published and claimed through DRA, as the model reads device-plugin GPUs (as a snapshot file's are)
+        nodes = [dict(node_through_slices(n, dra, at)) for n in nodes]
+        return Snapshot(nodes, [dict(pod_through_claims(p, dra)) for p in pods], {}, at, dra)
     return load_snapshot(cluster)
 
 
