@@ -19,10 +19,19 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from extender.cluster.node import FreeReport, parse_time
+from extender.cluster.node import LABEL_PRODUCT, FreeReport, parse_time
 from extender.model.devices import Gpu, Link, PcieLevel
-from extender.model.dra import DraDevice, allocated_devices, claim_gpu_count, pod_claim_refs, slice_gpus
-from extender.model.pods import GPU_RESOURCE, PodSpecError
+from extender.model.dra import (
+    DeviceWants,
+    DraDevice,
+    allocated_devices,
+    claim_gpu_count,
+    claim_wants,
+    pod_claim_refs,
+    product_label,
+    slice_gpus,
+)
+from extender.model.pods import ANNOTATION_GPU_MEMORY, GPU_RESOURCE, PodSpecError
 from extender.model.topology import GpuTopology, TopologyError
 
 __all__ = ["DRA_KINDS", "NO_DRA", "DraObjects", "node_through_slices", "pod_through_claims"]
@@ -92,30 +101,48 @@ def _allocation(claim: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def pod_through_claims(pod: Mapping[str, Any], dra: DraObjects) -> Mapping[str, Any]:
-    """The pod with ``nvidia.com/gpu`` set to what its claims ask (the same object when it asks nothing
-    through claims, already counts ``nvidia.com/gpu``, or names claims this model does not know)."""
+    """The pod with ``nvidia.com/gpu`` set to what its claims ask, and what their CEL selectors ask of
+    each GPU as the knobs the model reads (a product as GFD's ``nvidia.com/gpu.product`` nodeSelector,
+    least memory as ``gpu-advisor.io/gpu-memory``). The same object when it asks nothing through
+    claims, already counts ``nvidia.com/gpu``, or names claims this model does not know."""
     spec = pod.get("spec")
     if not isinstance(spec, Mapping) or not spec.get("resourceClaims"):
         return pod  # the common case, one lookup: most pods have no claims
-    meta = _field(pod, "metadata")
-    namespace = str(meta.get("namespace") or "default")
-    count = 0
+    namespace = str(_field(pod, "metadata").get("namespace") or "default")
+    count, wants = 0, DeviceWants()
     for ref in pod_claim_refs(pod):
         claim = dra.claims.get(f"{namespace}/{ref.claim}") if ref.claim else None
         if claim is None and ref.template:
             claim = dra.templates.get(f"{namespace}/{ref.template}")
+        if claim is None:
+            continue
         try:
-            count += claim_gpu_count(claim) if claim is not None else 0
+            count += claim_gpu_count(claim)
         except PodSpecError:
             return pod  # "all GPUs of a node" is no count: judged as before, unsteered
+        found = claim_wants(claim)
+        wants = DeviceWants(found.product or wants.product, max(found.memory_mib or 0, wants.memory_mib or 0) or None)
     containers = spec.get("containers")
     if not count or not isinstance(containers, list) or not containers or _counts_gpus(containers):
         return pod
+    return _asking(pod, spec, containers, count, wants)
+
+
+def _asking(
+    pod: Mapping[str, Any], spec: Mapping[str, Any], containers: list[Any], count: int, wants: DeviceWants
+) -> Mapping[str, Any]:
+    """The pod asking ``count`` GPUs of its first container, with the knobs ``wants`` gives."""
     first = dict(containers[0]) if isinstance(containers[0], Mapping) else {}
     resources = dict(first.get("resources") or {})
     resources["limits"] = {**(resources.get("limits") or {}), GPU_RESOURCE: str(count)}
     first["resources"] = resources
-    return {**pod, "spec": {**spec, "containers": [first, *containers[1:]]}}
+    new_spec = {**spec, "containers": [first, *containers[1:]]}
+    meta = dict(_field(pod, "metadata"))
+    if wants.product:
+        new_spec["nodeSelector"] = {LABEL_PRODUCT: product_label(wants.product), **_field(spec, "nodeSelector")}
+    if wants.memory_mib:
+        meta["annotations"] = {ANNOTATION_GPU_MEMORY: f"{wants.memory_mib}Mi", **_field(meta, "annotations")}
+    return {**pod, "metadata": meta, "spec": new_spec}
 
 
 def _counts_gpus(containers: list[Any]) -> bool:
@@ -140,6 +167,10 @@ def node_through_slices(node: Mapping[str, Any], dra: DraObjects, at: float) -> 
         values = dict(status.get(section) or {})
         values.setdefault(GPU_RESOURCE, str(len(devices)))
         status[section] = values
+    labels = dict(meta.get("labels") or {})
+    products = {d.product for d in devices if d.product}
+    if len(products) == 1:  # as GFD would label it, so a product selector reads the same on every node
+        labels.setdefault(LABEL_PRODUCT, product_label(products.pop()))
     annotations = dict(meta.get("annotations") or {})
     topology = _agent_topology(annotations)
     if topology is None:
@@ -151,7 +182,7 @@ def node_through_slices(node: Mapping[str, Any], dra: DraObjects, at: float) -> 
         free = tuple(sorted(i for d, i in index.items() if d not in held))
         at = max(at, dra.allocated_at.get(str(meta.get("name")), 0.0))
         annotations[_FREE] = FreeReport(free, at).to_json()
-    return {**node, "metadata": {**meta, "annotations": annotations}, "status": status}
+    return {**node, "metadata": {**meta, "labels": labels, "annotations": annotations}, "status": status}
 
 
 def _agent_topology(annotations: Mapping[str, Any]) -> GpuTopology | None:

@@ -10,6 +10,7 @@ devices (driver, pool, device), and those are held.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,10 +21,13 @@ __all__ = [
     "GPU_DEVICE_CLASSES",
     "GPU_DRIVER",
     "ClaimRef",
+    "DeviceWants",
     "DraDevice",
     "allocated_devices",
     "claim_gpu_count",
+    "claim_wants",
     "pod_claim_refs",
+    "product_label",
     "slice_gpus",
 ]
 
@@ -121,6 +125,47 @@ def claim_gpu_count(claim_spec: Mapping[str, Any], classes: frozenset[str] = GPU
             raise PodSpecError(f"claim request {request.get('name')!r}: count {count!r} is not a whole number ≥ 1")
         total += count
     return total
+
+
+@dataclass(frozen=True)
+class DeviceWants:
+    """What a claim's CEL selectors ask of each GPU, where the advisor can say it in its own terms."""
+
+    product: str | None = None  # productName == '…'
+    memory_mib: int | None = None  # capacity memory at least this
+
+
+_ATTR = r"""device\.attributes\[\s*['"]gpu\.nvidia\.com['"]\s*\]"""
+_CAPACITY = r"""device\.capacity\[\s*['"]gpu\.nvidia\.com['"]\s*\]"""
+_PRODUCT = re.compile(_ATTR + r"""\.productName\s*==\s*['"]([^'"]+)['"]""")
+_MEMORY = re.compile(_CAPACITY + r"""\.memory\.compareTo\(\s*quantity\(\s*['"]([^'"]+)['"]\s*\)\s*\)\s*>=?\s*0""")
+
+
+def claim_wants(claim_spec: Mapping[str, Any], classes: frozenset[str] = GPU_DEVICE_CLASSES) -> DeviceWants:
+    """The product and least memory a claim's GPU requests select by CEL. Only these two shapes are
+    read (``productName == 'NVIDIA H100 80GB HBM3'``, ``memory.compareTo(quantity('40Gi')) >= 0``);
+    any other expression is left to kube-scheduler, which evaluates it when it allocates."""
+    product, memory = None, None
+    for raw in _list(_mapping(claim_spec.get("devices")).get("requests")):
+        exactly = _mapping(_mapping(raw).get("exactly"))
+        if exactly.get("deviceClassName") not in classes:
+            continue
+        for selector in map(_mapping, _list(exactly.get("selectors"))):
+            expression = str(_mapping(selector.get("cel")).get("expression") or "")
+            if found := _PRODUCT.search(expression):
+                product = found.group(1)
+            if found := _MEMORY.search(expression):
+                try:
+                    memory = max(memory or 0, parse_memory_mib(found.group(1)))
+                except PodSpecError:
+                    continue
+    return DeviceWants(product, memory)
+
+
+def product_label(product: str) -> str:
+    """A product name as GPU Feature Discovery writes it in a label: ``NVIDIA H100 80GB HBM3`` →
+    ``NVIDIA-H100-80GB-HBM3``."""
+    return "-".join(product.split())
 
 
 def allocated_devices(claim: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:

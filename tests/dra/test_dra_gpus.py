@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from extender.advice.dryrun import dry_run
 from extender.cluster.dra_view import DraObjects, node_through_slices, pod_through_claims
 from extender.http.advisor import Advisor
 from extender.model.devices import PcieLevel
-from extender.model.dra import claim_gpu_count
+from extender.model.dra import claim_gpu_count, claim_wants
 from extender.model.pods import PodSpecError, pod_request
 from extender.model.topology import GpuTopology
 from extender.scoring import ScoringPolicy, judge_all
@@ -37,7 +38,8 @@ def plain_two_gpu_pod() -> dict[str, Any]:
 def test_a_slice_gives_its_node_four_gpus_wired_by_pcie_root() -> None:
     node = snapshot().cluster("dra").node("dra-node-1")
     assert node is not None and node.topology is not None
-    assert (node.gpu_total, node.free_gpus, node.product) == (4, (0, 1, 2, 3), "NVIDIA H100 80GB HBM3")
+    # the slice's productName, labelled as GPU Feature Discovery would
+    assert (node.gpu_total, node.free_gpus, node.product) == (4, (0, 1, 2, 3), "NVIDIA-H100-80GB-HBM3")
     # gpu-0 and gpu-1 sit under pci0000:00, gpu-2 and gpu-3 under pci0000:10
     assert node.topology.link(0, 1).pcie == PcieLevel.PHB
     assert node.topology.link(1, 2).pcie == PcieLevel.SYS
@@ -125,3 +127,51 @@ def test_the_extender_ranks_the_captured_dra_pod_like_a_two_gpu_pod() -> None:
     assert passed["NodeNames"] == ["dra-node-2", "dra-node-1"] and passed["Error"] == ""
     assert {s["Host"] for s in scores} == {"dra-node-1", "dra-node-2"}
     assert all(s["Score"] > 0 for s in scores)  # judged: a pod asking no GPU gets 0 everywhere
+
+
+def claim_with(*expressions: str) -> dict[str, Any]:
+    selectors = [{"cel": {"expression": e}} for e in expressions]
+    request = {"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2, "selectors": selectors}}
+    return {"devices": {"requests": [request]}}
+
+
+@pytest.mark.parametrize(
+    ("expression", "wants"),
+    [
+        ("device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'", ("NVIDIA H100 80GB HBM3", None)),
+        ("device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0", (None, 40 * 1024)),
+        ("device.attributes['gpu.nvidia.com'].architecture == 'Hopper'", (None, None)),  # left to kube-scheduler
+    ],
+)
+def test_a_claims_cel_selectors_are_read_where_the_model_can_say_them(
+    expression: str, wants: tuple[str | None, int | None]
+) -> None:
+    found = claim_wants(claim_with(expression))
+    assert (found.product, found.memory_mib) == wants
+
+
+def test_a_claim_for_more_memory_than_an_h100_has_fits_no_node() -> None:
+    snap = snapshot(allocated=False)
+    dra = DraObjects(
+        snap.dra.gpus,
+        snap.dra.held,
+        {"default/big": claim_with("device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('120Gi')) >= 0")},
+        {},
+    )
+    pod = pod_through_claims(pending_pod({"resourceClaimName": "big"}), dra)
+    assert pod["metadata"]["annotations"] == {"gpu-advisor.io/gpu-memory": f"{120 * 1024}Mi"}
+    state = snap.cluster("dra")
+    found = judge_all(pod_request(pod), ["dra-node-1"], state.nodes_by_name(), None, ScoringPolicy(), NOW)
+    assert not found[0].fits
+
+
+def test_a_claim_for_another_product_fits_no_h100_node() -> None:
+    snap = snapshot(allocated=False)
+    expression = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA B200'"
+    dra = DraObjects(snap.dra.gpus, snap.dra.held, {"default/b200": claim_with(expression)}, {})
+    pod = pod_through_claims(pending_pod({"resourceClaimName": "b200"}), dra)
+    assert pod["spec"]["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-B200"}
+    answer = dry_run({"kind": "Pod", **pod}, snap.cluster("dra").nodes_by_name(), None, ScoringPolicy(), NOW)
+    assert not answer.schedulable and {f.node for f in answer.filtered} == {"dra-node-1", "dra-node-2"}
+    h100 = pod_through_claims(pending_pod({"resourceClaimName": "two-gpus"}), snap.dra)
+    assert "nodeSelector" not in h100["spec"]  # a claim with no selector asks no product
