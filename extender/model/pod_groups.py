@@ -73,7 +73,8 @@ def pod_group(meta: Any) -> PodGroup | None:
             continue
         if kind == "LeaderWorkerSet":
             name = f"{name}/{marks.get(_LWS + 'group-index', '0')}"  # each replica of an LWS is one group
-        size = group_size_knob(marks.get(ANNOTATION_GROUP_SIZE)) or _size(marks, kind, size_key)
+        knob = _strings(meta.get("annotations")).get(ANNOTATION_GROUP_SIZE)  # a knob is an annotation only
+        size = group_size_knob(knob) or _size(marks, kind, size_key)
         return PodGroup(kind, f"{namespace}/{name}", size)
     return None
 
