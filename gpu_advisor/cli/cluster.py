@@ -16,7 +16,10 @@ from gpu_advisor.cli.exits import EXIT_NO_ANSWER, CliError
 
 __all__ = ["register"]
 
-_CLUSTER_HELP = "the built-in simulated cluster (default), the live cluster, or a snapshot file"
+_CLUSTER_HELP = (
+    "the built-in simulated cluster (default; simulated-rack: beside an NVL72 rack), the live cluster, "
+    "or a snapshot file"
+)
 
 
 def _telemetry(
