@@ -142,11 +142,13 @@ class Work:
             else:
                 key_for = key
             found = family.get(sig)
-            if found is None:
-                found = plan_for(node, key_for, self.placer)
-                # A plan that names its node (an NVLink refusal opens with it) is that node's alone.
-                if not found.reason.startswith(f"{node.name}: "):
-                    family[sig] = found
+            if found is not None:
+                return found  # the family keeps it: no copy on each of thousands of node states
+            found = plan_for(node, key_for, self.placer)
+            # A plan that names its node (an NVLink refusal opens with it) is that node's alone.
+            if not found.reason.startswith(f"{node.name}: "):
+                family[sig] = found
+                return found
         keep(node, key, found)
         return found
 

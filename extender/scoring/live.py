@@ -28,7 +28,9 @@ THRESHOLD = 0.05
 Headroom = tuple[float, str, float]  # value, note, valid until
 _NO_READING, _STALE, _ORPHAN = -1.0, -2.0, 10.0
 _NO_ORPHANS: dict[int, float] = {}  # shared, never written
-_Marks = tuple[tuple[float, ...], NodeState, float, dict[int, float], dict[Any, Headroom], dict[int, float]]
+_Marks = tuple[
+    tuple[float, ...], NodeState, float, dict[int, float], dict[Any, Headroom], dict[int, float], dict[int, str]
+]
 
 
 def marks(
@@ -95,7 +97,7 @@ class LiveReadings:
         self.board, self.policy = board, policy
         self.refreshed_at: float | None = board.refreshed_at
         # name → (marks, the node state they were made for, first stale moment, mark by GPU index,
-        # headroom by GPU set, the GPUs free by allocation yet holding VRAM)
+        # headroom by GPU set, the GPUs free by allocation yet holding VRAM, their notes)
         self._marks: dict[str, _Marks] = {}
         self.stale_at = float("inf")  # the first moment a reading some verdict used turns stale
         self.any_stale = False  # some node shows a stale reading, whose age its note must move on
@@ -122,7 +124,7 @@ class LiveReadings:
             by_index = dict(zip(topo.indices, new, strict=True)) if topo is not None else {}
             if orphans:  # their own headroom, and the GPUs that carry the leftover-process note
                 by_index.update(orphans)
-            known[node.name] = (new, node, node_stale_at, by_index, {}, orphans)
+            known[node.name] = (new, node, node_stale_at, by_index, {}, orphans, {})
             moved.append((node.name, gpus))
         self.stale_at, self.any_stale = stale_at, any_stale
         self.refreshed_at = refreshed_at
@@ -154,12 +156,16 @@ class LiveReadings:
         return hit
 
     def _held_note(self, node: NodeState, held: list[int]) -> str:
-        """headroom.headroom's note for GPUs free by allocation yet holding VRAM, in the set's order."""
-        topo, reading_of = node.topology, self.board.reading
+        """headroom.headroom's note for GPUs free by allocation yet holding VRAM, in the set's order;
+        each GPU's part worked out once per refresh that moved the node."""
+        topo, reading_of, kept = node.topology, self.board.reading, self._marks[node.name][6]
         assert topo is not None  # a node with marks has a topology
         notes = []
         for g in held:
-            reading = reading_of(node.name, topo.gpu(g))
-            if reading is not None:
-                notes.append(gpu_use(g, reading, None).text)
+            note = kept.get(g)
+            if note is None:
+                reading = reading_of(node.name, topo.gpu(g))
+                note = kept[g] = "" if reading is None else gpu_use(g, reading, None).text
+            if note:
+                notes.append(note)
         return "; ".join(notes)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from extender.model.pods import PodRequest
 from extender.model.readings import GpuReading, TelemetryBoard
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
+from extender.scoring.alike import signature
 from extender.scoring.headroom import headroom
 from extender.scoring.judge import judge_node
 from extender.scoring.live import LiveReadings
@@ -95,8 +96,9 @@ def test_alike_nodes_share_a_plan_and_alike_shapes_share_the_verdict() -> None:
     plain, declared = PodRequest(gpus=2), PodRequest(gpus=2, gpu_memory_mib=4096)
     first = judge_all(plain, ["a", "b"], nodes, board, policy, NOW + 1, memo=memo)
     second = judge_all(declared, ["a", "b"], nodes, board, policy, NOW + 1, memo=memo)
-    plan_a = nodes["a"].memo[memo.shape(plain, policy, board).plan_key]
-    assert plan_a is nodes["b"].memo[memo.shape(plain, policy, board).plan_key]  # same machine, same free set
+    # same machine, same free set: one signature, one plan worked out for both
+    assert signature(nodes["a"]) is signature(nodes["b"])
+    assert len(memo.plans[memo.shape(plain, policy, board).plan_key]) == 1
     assert [v is w for v, w in zip(first, second, strict=True)] == [True, True]  # 4 GiB fits a 16 GiB GPU
 
 
