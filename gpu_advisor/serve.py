@@ -109,6 +109,9 @@ def build_advisor(
         registry.register(TelemetryTrust(board))
     advisor = Advisor(state=state, telemetry=board, policy=policy, registry=registry)
     advisor.rightsize = history_source(cluster, prometheus, state, model.pods)
+    if cluster != KUBE:  # the console reads a snapshot's Pod objects (the live watch keeps only where pods run)
+        pods = simulated_cluster().pods if cluster == SIMULATED else model.pods if isinstance(model.pods, list) else []
+        advisor.pod_objects = lambda: pods
     return advisor, background
 
 

@@ -75,6 +75,9 @@ class Advisor:
     advise: Advise | None = None
     # Where GET /v1/rightsize reads GPU history; wired in by serve (None: not offered).
     rightsize: HistorySource | None = None
+    # The Pod objects (bound and pending) the console reads: pending pods to diagnose, admission findings
+    # of bound ones; wired in by serve (None: the source does not list them).
+    pod_objects: Callable[[], list[dict[str, Any]]] | None = None
 
     def __post_init__(self) -> None:
         self.metrics = Metrics(self.registry)
