@@ -22,6 +22,7 @@ from extender.model.mig_profiles import profile_memory_gb
 from extender.model.pods import PodRequest
 from extender.placement import nvlink_clique
 from webhook.amd_rules import amd_partition_unavailable
+from webhook.clique_rule import multi_node_without_group
 from webhook.model_rules import model_does_not_fit, parallelism_mismatch, tp_on_shared_gpu, whole_gpu_small_model
 from webhook.share_rule import gpu_share_never_fits
 from webhook.sharing_rules import (
@@ -157,6 +158,7 @@ RULES: tuple[Callable[[Workload, ClusterView], list[Finding]], ...] = (
     mig_profile_unavailable,
     amd_partition_unavailable,
     no_nvlink_set,
+    multi_node_without_group,
     parallelism_mismatch,
     tp_on_shared_gpu,
     mig_multi_slice,

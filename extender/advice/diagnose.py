@@ -24,6 +24,7 @@ from extender.model.gpu_use import UNKNOWN_HOLDER, gpu_use
 from extender.model.pods import PodRequest, pod_request
 from extender.model.readings import GpuReading, TelemetryBoard
 from extender.scoring import ScoringPolicy, judge_all
+from extender.scoring.cliques import OUTSIDE
 from extender.scoring.verdict import Verdict
 
 __all__ = ["Diagnosis", "Step", "diagnose", "sm_pattern"]
@@ -204,10 +205,21 @@ def _placement(
         else:
             excluded.append(f"{node.name}: {why}")
     if not fitting:
-        steps.append(Step("placement", True, f"every node with room is excluded ({len(excluded)})", tuple(excluded)))
+        finding = _group_finding(memory_ok, verdicts) or f"every node with room is excluded ({len(excluded)})"
+        steps.append(Step("placement", True, finding, tuple(excluded)))
         return False
     steps.append(Step("placement", False, f"it fits on {', '.join(fitting)}", tuple(excluded)))
     return True
+
+
+def _group_finding(nodes: list[NodeState], verdicts: Mapping[str, Verdict]) -> str | None:
+    """A pod group held out of every node by its NVLink clique: the one reason the clique term gives."""
+    reasons = {
+        verdicts[n.name].reason.split(OUTSIDE)[0]
+        for n in nodes
+        if not verdicts[n.name].fits and "clique" in verdicts[n.name].breakdown
+    }
+    return f"pod group: {reasons.pop()}" if len(reasons) == 1 else None
 
 
 def _idle_allocated(nodes: list[NodeState], telemetry: TelemetryBoard | None) -> list[str]:

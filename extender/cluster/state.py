@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from extender.cluster.bound_pods import read_bound_pod
+from extender.cluster.dra_view import NO_DRA, DraObjects
 from extender.cluster.health import SourceHealth
 from extender.cluster.node import LABEL_REPLICAS, BoundPod, FreeReport, NodeState, format_time, parse_time
 from extender.cluster.shares import gpu_shares
@@ -246,6 +247,8 @@ class ClusterState:
         self._listeners: list[Callable[[Iterable[str] | None], None]] = []
         # How a live source that keeps this model fares (what /readyz reports); None: a fixed model.
         self.source_health: SourceHealth | None = None
+        # The DRA claims and templates pending pods may ask through (``dra_view``); none by default.
+        self.dra: DraObjects = NO_DRA
 
     def subscribe(self, listener: Callable[[Iterable[str] | None], None]) -> None:
         """``listener(names)`` after nodes change; ``listener(None)`` after everything was replaced."""

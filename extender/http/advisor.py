@@ -126,6 +126,10 @@ class Advisor:
     def verdicts_version(self, request: PodRequest) -> float | None:
         """A token that stays the same while this pod shape's remembered verdicts do (None: none
         remembered): a reply made from them may be reused while it holds."""
+        if not request.wants_gpu and not request.cpu_milli:
+            # Never judged (every node passes, whatever the cluster does), so a reply holds for good:
+            # without managedResources (``scheduler-config --dra``) every pod of the cluster comes here.
+            return 0.0
         mix = self.learner.current
         if not request.wants_gpu and not (request.cpu_milli and mix.pods):
             return None

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
 from extender.advice.dryrun import DryRunAnswer, DryRunError, dry_run
+from extender.cluster.dra_view import pod_through_claims
 from extender.cluster.state import NodeState
 from extender.errors import GpuAdvisorError
 from extender.http.advisor import Advisor
@@ -129,6 +130,8 @@ class DryRuns:
         nodes, memo = advisor.state.nodes_by_name(), advisor._verdict_memo()
         try:
             mix = advisor.learner.current  # the workload mix learned so far weighs what a placement strands
+            if isinstance(manifest, dict):  # GPUs asked through DRA claims the model knows (``dra_view``)
+                manifest = pod_through_claims(manifest, advisor.state.dra)
             return dry_run(manifest, nodes, advisor.telemetry, advisor.policy, now, memo, advisor.advise, mix)
         except GpuAdvisorError:
             raise

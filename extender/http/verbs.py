@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from extender.cluster.dra_view import pod_through_claims
 from extender.errors import MalformedInput, validation_problems
 from extender.http.advisor import Advisor, pod_key
 from extender.http.candidates import CandidateLists
@@ -140,7 +141,7 @@ class SchedulerVerbs:
             if args.node_names is not None or args.nodes is None
             else {str((item.get("metadata") or {}).get("name", "")): item for item in args.nodes.items}
         )
-        return args, names, sent, self.pods.request(args.pod)
+        return args, names, sent, self.pods.request(pod_through_claims(args.pod, advisor.state.dra))
 
     # -- answering ----------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 from extender.errors import InputError
 from extender.model.gpu_vendor import VENDORS, is_gpu_resource
+from extender.model.pod_groups import ANNOTATION_GROUP_SIZE, PodGroup, group_size_knob, pod_group
 from extender.model.quantity import QuantityError, count_quantity, decimal_number
 
 __all__ = [
@@ -84,6 +85,7 @@ class PodRequest:
     invalid: str | None = None  # why its GPU share cannot be read: every node is refused with this
     model: ModelNeed | None = None  # the model its server names, for the memory it will need (``needs``)
     resource: str = GPU_RESOURCE  # whose whole GPUs it asks for: nvidia.com/gpu or amd.com/gpu (``gpu_vendor``)
+    group: PodGroup | None = None  # the multi-node job it is one pod of (``pod_groups``)
 
     @property
     def wants_gpu(self) -> bool:
@@ -195,6 +197,7 @@ def pod_request(pod: Mapping[str, Any]) -> PodRequest:
         # Only a GPU pod's model matters, and reading command lines is not free on every bound pod.
         model=guess_model(spec.get("containers") or []) if totals or share is not None else None,
         resource=resource,
+        group=_group(pod.get("metadata")),
     )
 
 
@@ -207,6 +210,20 @@ def _vendor_resource(totals: Mapping[str, int]) -> str:
         both = " and ".join(f"{v.domain}*" for v in asked)
         raise PodSpecError(f"asks for both {both} resources; one pod's GPUs come from one vendor")
     return asked[0].resource if asked else GPU_RESOURCE
+
+
+def _group(meta: Any) -> PodGroup | None:
+    try:
+        return pod_group(meta)
+    except InputError as exc:
+        raise PodSpecError(str(exc)) from None
+
+
+def _group_size(value: Any) -> int | None:
+    try:
+        return group_size_knob(value)
+    except InputError as exc:
+        raise PodSpecError(str(exc)) from None
 
 
 def _interconnect(value: Any) -> str | None:
@@ -222,7 +239,11 @@ def _gpu_memory(value: Any) -> int | None:
         raise PodSpecError(f"annotation {ANNOTATION_GPU_MEMORY}: {exc}") from None
 
 
-_KNOBS = {ANNOTATION_INTERCONNECT: _interconnect, ANNOTATION_GPU_MEMORY: _gpu_memory}
+_KNOBS = {
+    ANNOTATION_INTERCONNECT: _interconnect,
+    ANNOTATION_GPU_MEMORY: _gpu_memory,
+    ANNOTATION_GROUP_SIZE: _group_size,
+}
 
 
 def pod_request_keeping_counts(pod: Mapping[str, Any]) -> tuple[PodRequest, tuple[str, ...]]:

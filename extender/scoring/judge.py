@@ -18,6 +18,7 @@ from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
 from extender.placement import Placer
 from extender.scoring.alike import Work
+from extender.scoring.cliques import toward_clique
 from extender.scoring.memo import PlanKey, Shape, VerdictMemo, keep
 from extender.scoring.node_verdict import plan_of, verdict_of
 from extender.scoring.policy import ScoringPolicy
@@ -91,6 +92,8 @@ def judge_all(
         for node, verdict, valid_until, new in made:
             if new:
                 keep(node, shape, (verdict, valid_until))
+    # The clique term reads other nodes (where a group's members are): applied after the memo, never kept.
+    verdicts = toward_clique(request, verdicts, nodes)
     return on_the_wire(verdicts) if ranked else verdicts
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from extender.cluster.dra_view import DraObjects, node_through_slices, pod_through_claims
 from extender.cluster.state import ClusterState
 from extender.model.readings import TelemetryBoard
 from extender.sources.pod_index import PodIndex
@@ -25,27 +26,34 @@ if TYPE_CHECKING:
 __all__ = ["KUBE", "SIMULATED", "LiveModel", "live_model", "one_look", "source_name"]
 
 SIMULATED = "simulated"
+SIMULATED_RACK = "simulated-rack"  # the simulated cluster beside an NVL72 rack of 18 trays
 KUBE = "kube"
 
 
 def source_name(cluster: str) -> str:
     """How the model names its source (``/readyz`` says it): simulated, kube or ``snapshot FILE``."""
-    return cluster if cluster in (SIMULATED, KUBE) else f"snapshot {cluster}"
+    return cluster if cluster in (SIMULATED, SIMULATED_RACK, KUBE) else f"snapshot {cluster}"
 
 
 def one_look(cluster: str, kubeconfig: str | None = None) -> Snapshot:
     """The simulated cluster, a snapshot file, or the live cluster as one list (no watch)."""
-    if cluster == SIMULATED:
-        return simulated_cluster()
+    if cluster in (SIMULATED, SIMULATED_RACK):
+        return simulated_cluster(rack=cluster == SIMULATED_RACK)
     if cluster == KUBE:
         # Imported here: the kubernetes client takes a second to import, and most commands never need it.
         from extender.sources.kube import ApiServerError, api_error_message, kube_api, list_cluster
+        from extender.sources.kube_dra import list_dra
 
         try:
-            nodes, pods = list_cluster(kube_api(kubeconfig))
+            api = kube_api(kubeconfig)
+            nodes, pods = list_cluster(api)
+            dra = DraObjects.read(list_dra(api.api_client))
         except Exception as exc:  # the client raises many kinds; the user needs the one line
             raise ApiServerError(f"cannot list the cluster: {api_error_message(exc)}") from None
-        return Snapshot(nodes, pods, {}, time.time())
+        at = time.time()
+        # GPUs published and claimed through DRA, as the model reads device-plugin GPUs (as a snapshot file's are)
+        nodes = [dict(node_through_slices(n, dra, at)) for n in nodes]
+        return Snapshot(nodes, [dict(pod_through_claims(p, dra)) for p in pods], {}, at, dra)
     return load_snapshot(cluster)
 
 
@@ -79,9 +87,9 @@ def live_model(
         state = ClusterState(KUBE)
         watch = KubeSource(api, state, on_synced=on_synced, registry=registry)
         return LiveModel(state, None, watch.pod_index, watch)
-    if cluster != SIMULATED and not Path(cluster).exists():
+    if cluster not in (SIMULATED, SIMULATED_RACK) and not Path(cluster).exists():
         raise SnapshotError(f"--cluster {cluster}: not 'simulated', 'kube' or an existing snapshot file")
     snap = one_look(cluster)
     # The simulated cluster's pods run nowhere a Prometheus could see them.
-    pods = [] if cluster == SIMULATED else snap.pods
+    pods = [] if cluster in (SIMULATED, SIMULATED_RACK) else snap.pods
     return LiveModel(snap.cluster(source_name(cluster)), snap.telemetry(telemetry_max_age_s), pods)

@@ -100,6 +100,7 @@ def _slim_pod(obj: dict[str, Any]) -> dict[str, Any]:
             "priorityClassName",
             "schedulerName",
             "initContainers",
+            "resourceClaims",
         )
         if k in spec
     }
@@ -113,7 +114,7 @@ def _slim_pod(obj: dict[str, Any]) -> dict[str, Any]:
             if k in meta
         },
         "spec": {**keep_spec, "containers": containers},
-        "status": {k: status[k] for k in ("phase", "conditions", "startTime") if k in status},
+        "status": {k: status[k] for k in ("phase", "conditions", "startTime", "resourceClaimStatuses") if k in status},
     }
 
 
@@ -126,6 +127,7 @@ def list_cluster(api: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     for pod in pods:
         limits = [c.get("resources") or {} for c in (pod.get("spec") or {}).get("containers") or []]
         asks = any(is_gpu_resource(k) for r in limits for part in ("limits", "requests") for k in r.get(part) or {})
+        asks = asks or bool((pod.get("spec") or {}).get("resourceClaims"))  # DRA: extender.cluster.dra_view
         if asks and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
             gpu_pods.append(_slim_pod(pod))
     slim_nodes = [{"apiVersion": "v1", "kind": "Node", **slim_node(n)} for n in nodes]

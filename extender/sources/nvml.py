@@ -21,6 +21,7 @@ from typing import Any
 
 from extender.errors import SourceError
 from extender.model.topology import Gpu, GpuTopology, Link, MigInstance, PcieLevel
+from extender.sources.fabric import fabric_clique
 
 __all__ = [
     "GpuSample",
@@ -186,6 +187,7 @@ def discover_topology(nvml: ModuleType, sysfs: Path = Path("/sys"), clique: str 
                 mig=_mig_instances(nvml, h),
             )
         )
+    clique = clique if clique is not None else fabric_clique(nvml, handles)
     return GpuTopology(gpus, _links(nvml, handles, bus_ids), clique=clique)
 
 

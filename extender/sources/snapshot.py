@@ -41,6 +41,7 @@ from typing import Any
 
 import yaml
 
+from extender.cluster.dra_view import DRA_KINDS, NO_DRA, DraObjects, node_through_slices, pod_through_claims
 from extender.cluster.state import (
     ANNOTATION_FREE_GPUS,
     ANNOTATION_TOPOLOGY,
@@ -59,6 +60,7 @@ from extender.model.readings import GpuReading, TelemetryBoard
 from extender.model.smi_topo import parse_topo_matrix, parse_topology_text
 from extender.model.topology import GpuTopology, TopologyError
 from extender.sources.documents import load_document
+from extender.sources.nvl72 import nvl72_rack
 
 __all__ = ["Snapshot", "SnapshotError", "load_snapshot", "parse_snapshot", "simulated_cluster"]
 
@@ -73,6 +75,7 @@ class Snapshot:
     pods: list[dict[str, Any]]  # Pod objects
     readings: dict[tuple[str, str], GpuReading]
     at: float
+    dra: DraObjects = NO_DRA  # the DRA claims pending pods may name (``dra_view``)
 
     def cluster(self, source: str) -> ClusterState:
         by_node: dict[str, list[BoundPod]] = {}
@@ -85,6 +88,7 @@ class Snapshot:
         state.replace_all(
             node_state(n, by_node.get(name, ()), state.machines) for n, name in zip(self.nodes, names, strict=True)
         )
+        state.dra = self.dra
         state.mark_ready(self.at)
         return state
 
@@ -226,9 +230,13 @@ def parse_snapshot(doc: Any, now: float | None = None) -> Snapshot:
         items = doc.get("items") or []
         if not isinstance(items, list):
             raise SnapshotError("'items' must be a list of Node and Pod objects")
-        nodes = [dict(i) for i in items if isinstance(i, Mapping) and i.get("kind") == "Node"]
-        pods = [dict(i) for i in items if isinstance(i, Mapping) and i.get("kind") == "Pod"]
-        return Snapshot(nodes, pods, readings, at)
+        # GPUs published and claimed through DRA, written as the model reads device-plugin GPUs.
+        dra = DraObjects.read(i for i in items if isinstance(i, Mapping) and i.get("kind") in DRA_KINDS)
+        nodes = [
+            dict(node_through_slices(i, dra, at)) for i in items if isinstance(i, Mapping) and i.get("kind") == "Node"
+        ]
+        pods = [dict(pod_through_claims(i, dra)) for i in items if isinstance(i, Mapping) and i.get("kind") == "Pod"]
+        return Snapshot(nodes, pods, readings, at, dra)
     raw_nodes = doc.get("nodes")
     if not isinstance(raw_nodes, list):
         raise SnapshotError("a snapshot needs a list 'nodes'")
@@ -258,7 +266,7 @@ def load_snapshot(path: str | Path, now: float | None = None) -> Snapshot:
         raise SnapshotError(f"snapshot {path}: {exc}") from None
 
 
-def simulated_cluster(now: float | None = None) -> Snapshot:
+def simulated_cluster(now: float | None = None, rack: bool = False) -> Snapshot:
     """A small cluster of real machines, some GPUs held, with synthetic telemetry; runs anywhere.
 
     Seven nodes (``simulated_cluster.json`` beside this module): two DGX-1 V100 and an HGX H100 with
@@ -267,4 +275,7 @@ def simulated_cluster(now: float | None = None) -> Snapshot:
     Beside them an 8×MI300X AMD node on XGMI (``amd.com/gpu``), two of its GPUs held.
     """
     text = resources.files(__package__).joinpath("simulated_cluster.json").read_text(encoding="utf-8")
-    return parse_snapshot(json.loads(text), now=now if now is not None else time.time())
+    doc = json.loads(text)
+    if rack:  # ``simulated-rack``: the same nodes beside a GB200 NVL72 rack (``nvl72``)
+        doc["nodes"] += nvl72_rack()
+    return parse_snapshot(doc, now=now if now is not None else time.time())

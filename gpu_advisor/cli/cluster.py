@@ -16,7 +16,10 @@ from gpu_advisor.cli.exits import EXIT_NO_ANSWER, CliError
 
 __all__ = ["register"]
 
-_CLUSTER_HELP = "the built-in simulated cluster (default), the live cluster, or a snapshot file"
+_CLUSTER_HELP = (
+    "the built-in simulated cluster (default; simulated-rack: beside an NVL72 rack), the live cluster, "
+    "or a snapshot file"
+)
 
 
 def _telemetry(
@@ -41,6 +44,7 @@ def _telemetry(
 def _explain(args: argparse.Namespace) -> int:
     from extender.advice import render
     from extender.advice.dryrun import DryRunError, dry_run
+    from extender.cluster.dra_view import pod_through_claims
     from extender.http.manifests import read_manifest_file
     from extender.scoring import ScoringPolicy
     from extender.scoring.workload import learned_from
@@ -50,6 +54,7 @@ def _explain(args: argparse.Namespace) -> int:
     snap = one_look(args.cluster, args.kubeconfig)
     policy = ScoringPolicy()
     state = snap.cluster(args.cluster)
+    manifest = pod_through_claims(manifest, state.dra)  # GPUs asked through DRA claims the snapshot holds
     telemetry = _telemetry(args, snap, state, policy.telemetry_max_age_s)
     try:
         nodes = state.nodes_by_name()

@@ -49,13 +49,26 @@ def managed_resources() -> tuple[str, ...]:
     return (GPU_RESOURCE, *(MIG_PREFIX + p for p in all_profiles()), AMD.resource, *PARTITION_RESOURCES)
 
 
-def scheduler_config(url: str = DEFAULT_URL, weight: int = 5) -> str:
+# kube-scheduler skips an extender with managedResources for a pod that asks for none of them, and a
+# pod that asks for GPUs only through a DRA ResourceClaim asks for none: it is never seen (captured
+# from kube-scheduler v1.36). Without the list the advisor is asked about every pod, and passes pods
+# that want no GPU through unjudged.
+_DRA_TAIL = """\
+    # No managedResources: pods that ask for GPUs through DRA ResourceClaims carry no nvidia.com/gpu
+    # count, and kube-scheduler would not call the advisor for them. Pods wanting no GPU pass unjudged.
+"""
+
+
+def scheduler_config(url: str = DEFAULT_URL, weight: int = 5, dra: bool = False) -> str:
+    head = _HEAD.format(url=url, weight=weight)
+    if dra:
+        return head.removesuffix(_HEAD.splitlines(keepends=True)[-1]) + _DRA_TAIL
     lines = [f"      - {{name: {name}, ignoredByScheduler: false}}" for name in managed_resources()]
-    return _HEAD.format(url=url, weight=weight) + "\n".join(lines) + "\n"
+    return head + "\n".join(lines) + "\n"
 
 
 def _print(args: argparse.Namespace) -> int:
-    print(scheduler_config(args.url, args.weight), end="")
+    print(scheduler_config(args.url, args.weight, args.dra), end="")
     return 0
 
 
@@ -76,4 +89,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     url_help = f"the advisor's /scheduler URL prefix (default {DEFAULT_URL})"
     config.add_argument("--url", default=DEFAULT_URL, help=url_help)
     config.add_argument("--weight", type=_weight, default=5, help="the extender's weight, 1-100 (default 5)")
+    dra_help = "no managedResources, so pods asking for GPUs only through DRA ResourceClaims are seen too"
+    config.add_argument("--dra", action="store_true", help=dra_help)
     config.set_defaults(handler=_print)

@@ -77,7 +77,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--cluster",
         default="simulated",
         metavar="simulated|kube|FILE",
-        help="the built-in simulated cluster (default), the live cluster, or a snapshot file",
+        help="the built-in simulated cluster (default; simulated-rack: beside an NVL72 rack), the live cluster, "
+        "or a snapshot file",
     )
     _telemetry_options(serve)
     serve.add_argument("--policy", metavar="FILE", help="scoring policy (YAML/JSON); refused at start if invalid")

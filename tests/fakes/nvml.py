@@ -7,6 +7,7 @@ Only the outermost boundary (the NVML C library) is replaced; discovery logic ru
 from __future__ import annotations
 
 import types
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,8 @@ class FakeGpu:
     mig: list[FakeMig] | None = None
     sm_util: int = 0
     used_mib: int = 0
+    # NVLink fabric registration (cluster UUID, clique id, NVML fabric state); None: NotSupported.
+    fabric: tuple[str, int, int] | None = None
 
 
 @dataclass
@@ -158,6 +161,15 @@ class _FakeNvml:
     def nvmlDeviceGetMaxMigDeviceCount(self, h: _Handle) -> int:
         return 7
 
+    def nvmlDeviceGetGpuFabricInfo(self, h: _Handle, info: pynvml.c_nvmlGpuFabricInfo_t) -> int:
+        fabric = self._gpu(h).fabric
+        if fabric is None:
+            raise _error(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        cluster, clique, state = fabric
+        info.clusterUuid[:] = list(uuid.UUID(cluster).bytes)
+        info.cliqueId, info.state, info.status = clique, state, pynvml.NVML_SUCCESS
+        return 0  # NVML_SUCCESS
+
     def nvmlDeviceGetMigDeviceHandleByIndex(self, h: _Handle, slot: int) -> _Handle:
         g = self._gpu(h)
         if g.mig is None or slot >= len(g.mig):
@@ -170,6 +182,7 @@ def fake_pynvml(machine: FakeMachine, *, library_missing: bool = False) -> types
     m = types.ModuleType("pynvml")
     m.NVMLError = pynvml.NVMLError  # type: ignore[attr-defined]
     m.NVML_NVLINK_MAX_LINKS = pynvml.NVML_NVLINK_MAX_LINKS  # type: ignore[attr-defined]
+    m.c_nvmlGpuFabricInfo_t = pynvml.c_nvmlGpuFabricInfo_t  # type: ignore[attr-defined]
     fake = _FakeNvml(machine, library_missing)
     for name in dir(fake):
         if name.startswith("nvml"):
