@@ -7,6 +7,7 @@ import logging
 import os
 import socket
 import ssl
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -116,12 +117,12 @@ def history_source(
     cluster: str, prometheus: str | None, state: ClusterState, pods: PodIndex | list[dict[str, Any]]
 ) -> HistorySource | None:
     """GET /v1/rightsize's history: Prometheus's, else the simulated cluster's synthetic one, else none.
-    The live watch keeps where pods run, not their owners: their names tell those (Deployments)."""
-    objects = pods if isinstance(pods, list) else []
+    The live watch's pod index keeps each pod's owner references; a gone pod's name tells its owner."""
     if prometheus:
         where = directory_source(state, pods)
         history = GpuHistory(prometheus)
-        return HistorySource(lambda end, window: history.series(end, window, where()), lambda: objects, history.url)
+        objects = pods.pods if isinstance(pods, PodIndex) else partial(list, pods)
+        return HistorySource(lambda end, window: history.series(end, window, where()), objects, history.url)
     if cluster == SIMULATED:
         snap = simulated_cluster()
         return HistorySource(lambda end, _: simulated_history(snap, end), lambda: snap.pods, "synthetic history")
