@@ -16,7 +16,7 @@ a series that names no pod holding the GPU is not a workload's and is left out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
 from extender.advice.rightsize import GpuSeries
@@ -76,8 +76,17 @@ class GpuHistory:
         self.query = PrometheusQuery(url, timeout_s, workers)
         self.url = self.query.url
 
-    def series(self, end: float, window_s: float, where: Directory) -> list[GpuSeries]:
-        """Every pod-held GPU's statistics over ``window_s`` up to ``end`` (aligned down to a bucket)."""
+    def series(
+        self,
+        end: float,
+        window_s: float,
+        where: Directory,
+        stats: Iterable[str] = tuple(_STATS),
+        vram: Iterable[str] = tuple(_VRAM),
+    ) -> list[GpuSeries]:
+        """Every pod-held GPU's statistics over ``window_s`` up to ``end`` (aligned down to a bucket);
+        only the SM ``stats`` and VRAM ``vram`` named are asked for (the others read 0 and None)."""
+        sm_stats, vram_stats = {k: _STATS[k] for k in stats}, {k: _VRAM[k] for k in vram}
         wanted = [name for names in FIELDS.values() for name in names]
         names = self.query.names(wanted, end - window_s, end)
         end = end // bucket_seconds(window_s) * bucket_seconds(window_s)
@@ -85,10 +94,10 @@ class GpuHistory:
         queries: dict[str, str] = {}
         sm_names = [(factor, n) for kind, factor, _ in SM_FIELDS for n in FIELDS[kind] if n in names]
         for i, (_, n) in enumerate(sm_names):
-            queries.update({f"sm{i}:{stat}": q.format(n=n, w=w) for stat, q in _STATS.items()})
+            queries.update({f"sm{i}:{stat}": q.format(n=n, w=w) for stat, q in sm_stats.items()})
         for n in (n for n in FIELDS["fb_used"] if n in names):
-            queries.update({f"fb_used:{stat}": q.format(n=n, w=w) for stat, q in _VRAM.items()})
-        for n in (n for n in FIELDS["fb_free"] if n in names):
+            queries.update({f"fb_used:{stat}": q.format(n=n, w=w) for stat, q in vram_stats.items()})
+        for n in (n for n in FIELDS["fb_free"] if n in names and "now" in vram_stats):
             queries["fb_free:now"] = _VRAM["now"].format(n=n, w=w)
         with ThreadPoolExecutor(max_workers=len(sm_names) + 1) as pool:  # the range queries beside the rest
             buckets = [pool.submit(sample_buckets, self.query, name, end, window_s) for _, name in sm_names]
@@ -106,8 +115,11 @@ class GpuHistory:
                 if not isinstance(place, SeriesPlace) or place.pod is None:
                     continue
                 taken.add(key)
-                stats = {stat: got[f"sm{i}:{stat}"].get(key, (labels, 0.0))[1] for stat in _STATS}
-                found.append(_gpu_series(place, labels, stats, factor, span, got, key))
+                values = {
+                    stat: got[f"sm{i}:{stat}"].get(key, (labels, 0.0))[1] if stat in sm_stats else 0.0
+                    for stat in _STATS
+                }
+                found.append(_gpu_series(place, labels, values, factor, span, got, key))
         return found
 
 
