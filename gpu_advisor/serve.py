@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from prometheus_client import CollectorRegistry
 
 from extender.advice.rightsize import HistorySource
+from extender.advice.usage import UsageSource
 from extender.cluster.state import ClusterState
 from extender.errors import UsageError
 from extender.http.advisor import Advisor
@@ -29,8 +30,10 @@ from extender.sources.policy_file import load_policy
 from extender.sources.polling import Telemetry
 from extender.sources.prometheus import PrometheusTelemetry, PrometheusUrlError
 from extender.sources.simulated_history import simulated_history
+from extender.sources.simulated_usage import simulated_usage
 from extender.sources.snapshot import simulated_cluster
 from extender.sources.telemetry_trust import TelemetryTrust
+from extender.sources.usage_history import UsageHistory
 from gpu_advisor.connections import deadline_protocol
 from gpu_advisor.logs import install_log_hygiene
 from webhook.admission import AdmissionSettings
@@ -110,6 +113,7 @@ def build_advisor(
         registry.register(TelemetryTrust(board))
     advisor = Advisor(state=state, telemetry=board, policy=policy, registry=registry)
     advisor.rightsize = history_source(cluster, prometheus, state, model.pods)
+    advisor.usage = usage_source(cluster, prometheus, state, model.pods)
     return advisor, background
 
 
@@ -126,6 +130,20 @@ def history_source(
     if cluster == SIMULATED:
         snap = simulated_cluster()
         return HistorySource(lambda end, _: simulated_history(snap, end), lambda: snap.pods, "synthetic history")
+    return None
+
+
+def usage_source(
+    cluster: str, prometheus: str | None, state: ClusterState, pods: PodIndex | list[dict[str, Any]]
+) -> UsageSource | None:
+    """GET /v1/usage's history: Prometheus's, else the simulated cluster's synthetic one, else none."""
+    if prometheus:
+        where = directory_source(state, pods)
+        history = UsageHistory(prometheus)
+        return UsageSource(lambda end, window: history.pods(end, window, where()), history.url)
+    if cluster == SIMULATED:
+        snap = simulated_cluster()
+        return UsageSource(lambda end, window: simulated_usage(snap, end, window), "synthetic history")
     return None
 
 
