@@ -2,7 +2,8 @@
 
 Any server speaking the same API answers (Prometheus, Thanos, Mimir, VictoriaMetrics). Two calls:
 an instant vector (``/api/v1/query``) and a matrix over a range (``/api/v1/query_range``), both keyed by
-each series' labels without ``__name__``. A server error becomes a RuntimeError that quotes the query
+each series' labels without ``__name__``; and the label sets of the series in a time range
+(``/api/v1/series``). A server error becomes a RuntimeError that quotes the query
 and what the server said; a server that cannot be reached raises the OSError.
 """
 
@@ -79,6 +80,12 @@ class PrometheusQuery:
                 continue
             out[series_key(labels)] = (labels, points)
         return out
+
+    def series(self, match: str, start: float, end: float) -> list[dict[str, str]]:
+        """The label sets of the series ``match`` selects between ``start`` and ``end``: read from the
+        index, no samples decoded (for series whose labels are the news, such as kube_pod_owner)."""
+        found = self.get("/api/v1/series", {"match[]": match, "start": start, "end": end}) or []
+        return [{str(k): str(v) for k, v in labels.items()} for labels in found if isinstance(labels, dict)]
 
     def names(self, wanted: list[str], start: float, end: float) -> set[str]:
         """Which of the metric names ``wanted`` have a series between ``start`` and ``end``."""

@@ -10,7 +10,8 @@ Instant queries at the window's end, each one pass over the raw samples:
   ``extender.sources.sample_coverage``);
 - the owner (``kube_pod_owner``), labels (``kube_pod_labels``), node (``kube_pod_info``) and the
   node's product and GPU sharing (``kube_node_labels``: ``nvidia.com/gpu.product``, ``.replicas``,
-  ``.sharing-strategy``, as GPU feature discovery sets them);
+  ``.sharing-strategy``, as GPU feature discovery sets them), from the series index: their labels
+  are what they say, so no sample is read;
 - the use: SM activity means and VRAM peaks of the DCGM series naming each pod
   (``extender.sources.gpu_history``).
 """
@@ -36,11 +37,9 @@ _QUERIES = {
     "limits": "sum by (namespace, pod, resource) (max_over_time(kube_pod_container_resource_limits{%s}[{w}]))",
     "running": 'sum by (namespace, pod) (sum_over_time(kube_pod_status_phase{phase="Running"}[{w}]))',
     "full_bucket": 'max(max_over_time(count_over_time(kube_pod_status_phase{phase="Running"}[{b}])[{w}:{s}]))',
-    "owner": "max by (namespace, pod, owner_kind, owner_name) (last_over_time(kube_pod_owner[{w}]))",
-    "labels": "last_over_time(kube_pod_labels[{w}])",
-    "info": "max by (namespace, pod, node) (last_over_time(kube_pod_info[{w}]))",
-    "nodes": "last_over_time(kube_node_labels[{w}])",
 }
+# Series whose labels are all they tell: read from the index (/api/v1/series), no samples decoded.
+_LABELLED = ("kube_pod_owner", "kube_pod_labels", "kube_pod_info", "kube_node_labels")
 
 
 def _filled(template: str, fill: Mapping[str, str]) -> str:
@@ -49,8 +48,8 @@ def _filled(template: str, fill: Mapping[str, str]) -> str:
     return template
 
 
-def _pods(got: Mapping[str, Vector], field: str) -> dict[tuple[str, str], dict[str, str]]:
-    return {(labels.get("namespace", ""), labels.get("pod", "")): labels for labels, _ in got[field].values()}
+def _pods(found: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, str]]:
+    return {(labels.get("namespace", ""), labels.get("pod", "")): labels for labels in found}
 
 
 def _owner(namespace: str, name: str, owner: Mapping[str, str], labels: Mapping[str, str]) -> Owner:
@@ -89,16 +88,19 @@ class UsageHistory:
         w, b = f"{round(window_s)}s", f"{round(bucket * 1000) - 1}ms"
         fill = {"%s": _GPU, "{w}": w, "{b}": b, "{s}": f"{round(bucket)}s"}
         queries = {k: _filled(q, fill) for k, q in _QUERIES.items()}
-        with ThreadPoolExecutor(max_workers=1) as pool:  # the DCGM reads beside kube-state-metrics'
+        with ThreadPoolExecutor(max_workers=2) as pool:  # the DCGM and index reads beside the rest
             dcgm = pool.submit(self.dcgm.series, end, window_s, where or Directory(), ("mean",), ("max",))
+            index = pool.submit(lambda: {n: self.query.series(n, end - window_s, end) for n in _LABELLED})
             got = self.query.many(queries, end)
-            series = dcgm.result()
+            series, labelled = dcgm.result(), index.result()
         full = max((v for _, v in got["full_bucket"].values()), default=0.0)
         interval_h = bucket / full / 3600 if full else 0.0
-        return with_dcgm_use(_usage(got, interval_h), series)
+        return with_dcgm_use(_usage(got, labelled, interval_h), series)
 
 
-def _usage(got: Mapping[str, Vector], interval_h: float) -> list[PodUsage]:
+def _usage(
+    got: Mapping[str, Vector], labelled: Mapping[str, list[dict[str, str]]], interval_h: float
+) -> list[PodUsage]:
     rows: dict[tuple[str, str], list[tuple[str, float]]] = defaultdict(list)
     for field in ("requests", "limits"):
         seen = set(rows)
@@ -107,8 +109,9 @@ def _usage(got: Mapping[str, Vector], interval_h: float) -> list[PodUsage]:
             if pod not in seen:  # limits only where a pod has no requests (extended resources: equal)
                 rows[pod].append((labels.get("resource", ""), value))
     running = {(lb.get("namespace", ""), lb.get("pod", "")): v for lb, v in got["running"].values()}
-    owners, pod_labels, info = _pods(got, "owner"), _pods(got, "labels"), _pods(got, "info")
-    nodes = {lb.get("node", ""): lb for lb, _ in got["nodes"].values()}
+    owners, pod_labels = _pods(labelled["kube_pod_owner"]), _pods(labelled["kube_pod_labels"])
+    info = _pods(labelled["kube_pod_info"])
+    nodes = {lb.get("node", ""): lb for lb in labelled["kube_node_labels"]}
     out = []
     for (namespace, name), asked in sorted(rows.items()):
         node = nodes.get(info.get((namespace, name), {}).get("node", ""), {})
