@@ -65,7 +65,12 @@ def _usage(args: argparse.Namespace) -> int:
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     cmd = commands.add_parser("usage", help="per-tenant GPU-hours allocated and used (whole GPUs, MIG, shares)")
     cmd.add_argument("--prometheus", metavar="URL", help="Prometheus with kube-state-metrics and DCGM series")
-    cmd.add_argument("--cluster", default="kube", metavar="kube|simulated", help="simulated: synthetic history")
+    cmd.add_argument(
+        "--cluster",
+        default="kube",
+        metavar="kube|simulated",
+        help="simulated: its synthetic history; default kube (give --prometheus)",
+    )
     cmd.add_argument(
         "--by",
         type=_by,
