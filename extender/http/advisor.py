@@ -132,8 +132,11 @@ class Advisor:
         memo = self._verdict_memo()
         return memo.version(memo.shape(request, self.policy, self.telemetry, mix), self.clock())
 
-    def judge(self, request: PodRequest, names: list[str], sent: dict[str, dict[str, Any]]) -> list[Verdict]:
-        """Verdicts for every candidate against the mix learned so far (:meth:`learn` counts the pod)."""
+    def judge(
+        self, request: PodRequest, names: list[str], sent: dict[str, dict[str, Any]], ranked: bool = True
+    ) -> list[Verdict]:
+        """Verdicts for every candidate against the mix learned so far (:meth:`learn` counts the pod);
+        ``ranked=False``: scores as worked out, not as kube-scheduler is told them (``ranking``)."""
         mix = self.learner.current
         if sent:
             # nocache: nodes we have not synced are judged from the objects sent; no shared memo, as
@@ -141,7 +144,10 @@ class Advisor:
             found = {name: self.node_for(name, item) for name, item in sent.items()}
             nodes = {name: node for name, node in found.items() if node is not None}
             placer = self.state.machines.placer
-            return judge_all(request, names, nodes, self.telemetry, self.policy, self.clock(), placer=placer, mix=mix)
+            clock = self.clock()
+            return judge_all(
+                request, names, nodes, self.telemetry, self.policy, clock, placer=placer, mix=mix, ranked=ranked
+            )
         return judge_all(
             request,
             names,
@@ -152,4 +158,5 @@ class Advisor:
             memo=self._verdict_memo(),
             placer=self.state.machines.placer,
             mix=mix,
+            ranked=ranked,
         )

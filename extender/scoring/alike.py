@@ -39,11 +39,13 @@ _UNSET = object()
 class Signature:
     """A node state's content but its name, with its hash worked out once (probed per node)."""
 
-    __slots__ = ("__weakref__", "_hash", "content", "topology")
+    __slots__ = ("__weakref__", "_hash", "content", "memory", "topology")
 
     def __init__(self, content: tuple[Any, ...], topology: object) -> None:
         self.content, self.topology = content, topology
         self._hash = hash(content)
+        # What ``plan.memory_matters`` reads of the node (see ``Work``), once known.
+        self.memory: tuple[str, bool, int | None] | None = None
 
     def __hash__(self) -> int:
         return self._hash
@@ -114,6 +116,7 @@ class Work:
         self.family: dict[Signature, Plan] | None = None
         self.bare: tuple[PlanKey, dict[Signature, Plan]] | None = None
         self.matters: dict[Signature, bool] = {}  # does the pod's VRAM change the plan, by signature
+        self.by_memory: dict[tuple[str, bool, int | None], bool] = {}  # … by what it reads of the node
         # Whole GPUs only: a shared GPU's or a CPU-only plan reads the pods it shares with by name.
         if request.wants_gpu and request.share is None and not request.mig and not request.invalid:
             if len(plans) > 1000:
@@ -139,19 +142,37 @@ class Work:
             else:
                 key_for = key
             found = family.get(sig)
-            if found is None:
-                found = plan_for(node, key_for, self.placer)
-                # A plan that names its node (an NVLink refusal opens with it) is that node's alone.
-                if not found.reason.startswith(f"{node.name}: "):
-                    family[sig] = found
+            if found is not None:
+                return found  # the family keeps it: no copy on each of thousands of node states
+            found = plan_for(node, key_for, self.placer)
+            # A plan that names its node (an NVLink refusal opens with it) is that node's alone.
+            if not found.reason.startswith(f"{node.name}: "):
+                family[sig] = found
+                return found
         keep(node, key, found)
         return found
+
+    def vram_idle(self, node: NodeState) -> bool:
+        """True when this node's plan is the pod's without its VRAM declaration (the VRAM fits
+        wherever the plan looks), so its verdict is the one that pod gets: see ``judge``."""
+        if self.bare is None:
+            return False
+        sig = signature(node)
+        return sig is not None and not self._memory_matters(node, sig)
 
     def _memory_matters(self, node: NodeState, sig: Signature) -> bool:
         """``plan.memory_matters``, once per signature: it reads nothing of the node but its content."""
         found = self.matters.get(sig)
         if found is None:
-            found = self.matters[sig] = memory_matters(node, self.shape.request)
+            # It reads only how the node shares its GPUs and a slot's memory: the same answer for
+            # every signature alike in those (a few per fleet), worked out once.
+            memory = sig.memory
+            if memory is None:
+                memory = sig.memory = (node.sharing, node.time_sliced, node.slot_memory_mib)
+            found = self.by_memory.get(memory)
+            if found is None:
+                found = self.by_memory[memory] = memory_matters(node, self.shape.request)
+            self.matters[sig] = found
         return found
 
     def judge(self, node: NodeState, name: str) -> tuple[Verdict, float]:

@@ -27,6 +27,8 @@ from extender.scoring.workload import NO_MIX, Mix
 
 __all__ = ["evaluate", "judge_all", "judge_node"]
 
+_Bare = tuple[Shape, dict[str, Verdict], float]  # a shape, its table, until when that holds
+
 log = logging.getLogger(__name__)
 
 
@@ -40,6 +42,7 @@ def judge_all(
     memo: VerdictMemo | None = None,
     placer: Placer | None = None,
     mix: Mix = NO_MIX,
+    ranked: bool = True,
 ) -> list[Verdict]:
     """Verdicts for every candidate node of one pod, in order; ``nodes`` maps names to what is known.
 
@@ -47,13 +50,17 @@ def judge_all(
     refresh) until the earliest moment one of the readings used turns stale, and in ``memo`` by node
     name: a steady cluster costs a lookup per node. ``placer`` is the placement engine to ask (the
     cluster model's, so nodes of one machine type share its work); without one, a fresh engine. ``mix``
-    is the learned workload the stranding term weighs against. Scores go out as ``ranking`` says.
+    is the learned workload the stranding term weighs against. Scores go out as ``ranking`` says;
+    ``ranked=False`` leaves them as worked out, for a caller that reads no score (filter).
     """
     if not request.wants_gpu and not (request.cpu_milli and mix.pods):
         return [Verdict(name, True, "pod asks for no GPU: not judged", score=0) for name in names]
-    shape, known, epoch, work = _setup(request, nodes, telemetry, policy, now, memo, placer or Placer(), mix)
+    shape, known, epoch, work, bare = _setup(request, nodes, telemetry, policy, now, memo, placer or Placer(), mix)
     lookup = nodes.get
     made: list[tuple[NodeState, Verdict, float, bool]] = []  # (node, verdict, valid until, newly worked out)
+    bare_get = None if bare is None else bare[1].get
+    bare_until = float("inf") if bare is None else bare[2]
+    bare_made: list[tuple[NodeState, Verdict, float, bool]] = []
 
     def work_out(name: str) -> Verdict:
         node = lookup(name)
@@ -64,8 +71,13 @@ def judge_all(
         if hit is not None and now < hit[1]:
             made.append((node, hit[0], hit[1], False))
             return hit[0]  # type: ignore[no-any-return]
+        if bare_get is not None and (same := bare_get(name)) is not None and work.vram_idle(node):
+            made.append((node, same, bare_until, False))  # the table keeps it; the node state need not
+            return same
         verdict, valid_until = work.judge(node, name)
         made.append((node, verdict, valid_until, True))
+        if bare_get is not None and work.vram_idle(node):
+            bare_made.append((node, verdict, valid_until, False))
         return verdict
 
     # The hot path at 5,000 candidates: one probe per node (a Verdict is always truthy).
@@ -73,11 +85,13 @@ def judge_all(
     verdicts = [recall(name) or work_out(name) for name in names]
     if memo is not None:
         memo.remember(shape, known, made, lookup, epoch)
+        if bare is not None:
+            memo.remember(bare[0], bare[1], bare_made, lookup, epoch)
     else:
         for node, verdict, valid_until, new in made:
             if new:
                 keep(node, shape, (verdict, valid_until))
-    return on_the_wire(verdicts)
+    return on_the_wire(verdicts) if ranked else verdicts
 
 
 def _setup(
@@ -89,15 +103,25 @@ def _setup(
     memo: VerdictMemo | None,
     placer: Placer,
     mix: Mix,
-) -> tuple[Shape, dict[str, Verdict], int, Work]:
-    """(the shape, its remembered verdicts by node name, the memo's epoch, the work for the rest)."""
+) -> tuple[Shape, dict[str, Verdict], int, Work, _Bare | None]:
+    """(the shape, its remembered verdicts by node name, the memo's epoch, the work for the rest, and
+    for a pod that declares VRAM the table of the pod without it).
+
+    A pod that declares VRAM gets, on a node where that VRAM fits wherever its plan looks, the very
+    verdict of the same pod without the declaration: kept in that shape's table, shared by them all,
+    so a new VRAM figure costs a few lookups per node rather than a verdict."""
     if memo is None:
         shape = Shape(PlanKey(request, policy, mix), telemetry)
-        return shape, {}, 0, Work(shape, placer, now, {}, None)
+        return shape, {}, 0, Work(shape, placer, now, {}, None), None
     memo.follow(telemetry, policy, nodes, now)  # a no-op for a board the memo watches
     shape = memo.shape(request, policy, telemetry, mix)
     work = Work(shape, placer, now, memo.plans, memo.live(telemetry, policy))
-    return shape, memo.table(shape, now), memo.epoch, work
+    bare = None
+    if work.bare is not None:  # its table first: a table made after may push out an older one
+        key = work.bare[0]
+        bare_shape = memo.shape(key.request, key.policy, telemetry, key.mix)
+        bare = bare_shape, memo.table(bare_shape, now), memo.valid_until(bare_shape)
+    return shape, memo.table(shape, now), memo.epoch, work, bare
 
 
 def evaluate(

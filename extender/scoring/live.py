@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from extender.cluster.state import NodeState
+from extender.model.gpu_use import gpu_use
 from extender.model.readings import TelemetryBoard
 from extender.scoring.policy import ScoringPolicy
 
@@ -26,17 +27,25 @@ __all__ = ["THRESHOLD", "LiveReadings", "marks"]
 THRESHOLD = 0.05
 Headroom = tuple[float, str, float]  # value, note, valid until
 _NO_READING, _STALE, _ORPHAN = -1.0, -2.0, 10.0
+_NO_ORPHANS: dict[int, float] = {}  # shared, never written
+_Marks = tuple[
+    tuple[float, ...], NodeState, float, dict[int, float], dict[Any, Headroom], dict[int, float], dict[int, str]
+]
 
 
-def marks(node: NodeState, board: TelemetryBoard, policy: ScoringPolicy, now: float) -> tuple[tuple[float, ...], float]:
-    """(one mark per GPU, the first moment one of its fresh readings turns stale).
+def marks(
+    node: NodeState, board: TelemetryBoard, policy: ScoringPolicy, now: float
+) -> tuple[tuple[float, ...], float, dict[int, float]]:
+    """(one mark per GPU, the first moment one of its fresh readings turns stale, the headroom of each
+    GPU marked as holding VRAM while free by allocation, by index: its mark less 10 is not that float).
 
     Worked out for every GPU of the fleet at each refresh (40,000 at 5,000 nodes), on the refreshing
     thread but under the interpreter lock that requests need too: so the per-GPU work is inlined."""
     topo = node.topology
     if topo is None:
-        return (), float("inf")
+        return (), float("inf"), _NO_ORPHANS
     found: list[float] = []
+    orphans = _NO_ORPHANS
     stale_at = float("inf")
     reading_of, max_age, orphan_share = board.reading, board.max_age_s, policy.orphan_memory_share
     holders, whole = node.holders, node.sharing == "whole GPU"
@@ -63,9 +72,12 @@ def marks(node: NodeState, board: TelemetryBoard, policy: ScoringPolicy, now: fl
                 room = 1.0 - used_share
                 mark = room if mark == _NO_READING or room < mark else mark
                 if used_share >= orphan_share and whole and gpu.index not in holders:
+                    if orphans is _NO_ORPHANS:
+                        orphans = {}
+                    orphans[gpu.index] = mark
                     mark += _ORPHAN
         found.append(mark)
-    return tuple(found), stale_at
+    return tuple(found), stale_at, orphans
 
 
 def _moved(old: tuple[float, ...], new: tuple[float, ...], indices: tuple[int, ...]) -> frozenset[int]:
@@ -85,8 +97,8 @@ class LiveReadings:
         self.board, self.policy = board, policy
         self.refreshed_at: float | None = board.refreshed_at
         # name → (marks, the node state they were made for, first stale moment, mark by GPU index,
-        # headroom by GPU set)
-        self._marks: dict[str, tuple[tuple[float, ...], NodeState, float, dict[int, float], dict[Any, Headroom]]] = {}
+        # headroom by GPU set, the GPUs free by allocation yet holding VRAM, their notes)
+        self._marks: dict[str, _Marks] = {}
         self.stale_at = float("inf")  # the first moment a reading some verdict used turns stale
         self.any_stale = False  # some node shows a stale reading, whose age its note must move on
 
@@ -99,7 +111,7 @@ class LiveReadings:
         known = self._marks
         stale_at, any_stale = float("inf"), False
         for node in nodes:
-            new, node_stale_at = marks(node, self.board, self.policy, now)
+            new, node_stale_at, orphans = marks(node, self.board, self.policy, now)
             stale_at = min(stale_at, node_stale_at)
             any_stale = any_stale or _STALE in new
             old = known.get(node.name)
@@ -110,7 +122,9 @@ class LiveReadings:
                 if not gpus:
                     continue
             by_index = dict(zip(topo.indices, new, strict=True)) if topo is not None else {}
-            known[node.name] = (new, node, node_stale_at, by_index, {})
+            if orphans:  # their own headroom, and the GPUs that carry the leftover-process note
+                by_index.update(orphans)
+            known[node.name] = (new, node, node_stale_at, by_index, {}, orphans, {})
             moved.append((node.name, gpus))
         self.stale_at, self.any_stale = stale_at, any_stale
         self.refreshed_at = refreshed_at
@@ -127,15 +141,31 @@ class LiveReadings:
         hit = found[4].get(gpus)
         if hit is not None and now < hit[2]:
             return hit
-        by_index = found[3]
+        by_index, orphans = found[3], found[5]
         values = [by_index.get(g, _NO_READING) for g in gpus]
         if all(0.0 <= v <= 1.0 for v in values):
             # The same sum, in the same order, as headroom.headroom: the same float, the same note.
             value = sum(values) / len(values)
-            hit = (value, f"live headroom {value:.0%}", found[2])
+            held = [g for g in gpus if g in orphans] if orphans else None
+            hit = (value, self._held_note(node, held) if held else f"live headroom {value:.0%}", found[2])
         else:
             hit = full()
         if len(found[4]) > 64:
             found[4].clear()
         found[4][gpus] = hit
         return hit
+
+    def _held_note(self, node: NodeState, held: list[int]) -> str:
+        """headroom.headroom's note for GPUs free by allocation yet holding VRAM, in the set's order;
+        each GPU's part worked out once per refresh that moved the node."""
+        topo, reading_of, kept = node.topology, self.board.reading, self._marks[node.name][6]
+        assert topo is not None  # a node with marks has a topology
+        notes = []
+        for g in held:
+            note = kept.get(g)
+            if note is None:
+                reading = reading_of(node.name, topo.gpu(g))
+                note = kept[g] = "" if reading is None else gpu_use(g, reading, None).text
+            if note:
+                notes.append(note)
+        return "; ".join(notes)

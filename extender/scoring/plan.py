@@ -70,7 +70,8 @@ def memory_matters(node: NodeState, request: PodRequest) -> bool:
     a GPU has), and never when the pod also names a model (declared VRAM then hides the inferred
     need); on shared GPUs always (declared VRAM adds up). Otherwise the plan is that of the same pod
     without it, which lets pods that differ only in VRAM share plans (``alike``). Keep this in step
-    with every place below that reads ``gpu_memory_mib``."""
+    with every place below that reads ``gpu_memory_mib``, and reading nothing of the node but its
+    ``sharing``, ``time_sliced`` and ``slot_memory_mib`` (``alike`` keeps the answer by those)."""
     if not request.gpu_memory_mib:
         return False
     if request.model is not None or node.sharing != "whole GPU" or node.time_sliced:

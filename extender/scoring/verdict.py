@@ -12,7 +12,8 @@ from typing import Any
 __all__ = ["Verdict"]
 
 
-@dataclass(frozen=True)
+# slots: a 5,000-node cluster keeps a verdict per node for each pod shape it remembers.
+@dataclass(frozen=True, slots=True)
 class Verdict:
     node: str
     fits: bool

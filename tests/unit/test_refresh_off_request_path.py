@@ -6,6 +6,7 @@ from __future__ import annotations
 from extender.model.pods import PodRequest
 from extender.model.readings import GpuReading, TelemetryBoard
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
+from extender.scoring.alike import signature
 from extender.scoring.headroom import headroom
 from extender.scoring.judge import judge_node
 from extender.scoring.live import LiveReadings
@@ -72,14 +73,32 @@ def test_headroom_from_the_marks_is_the_full_look_s_value_and_note() -> None:
     assert live.headroom(node, (0, 1), NOW, lambda: (-1.0, "", 0.0))[1] == "live headroom 48%"
 
 
+def test_a_free_gpu_holding_vram_gets_the_full_look_s_note_from_the_marks() -> None:
+    state, policy, board = SNAP.cluster("t"), ScoringPolicy(), TelemetryBoard(60)
+    held = readings({}, NOW)
+    held[("a", "#3")] = GpuReading(5.0, 12288.0, 4096.0, at=NOW)  # free by allocation, 12 of 16 GiB in use
+    board.replace(held, NOW)
+    live = LiveReadings(board, policy)
+    live.follow(state.nodes(), NOW)
+    node = state.node("a")
+    assert node is not None
+    never = (-1.0, "full look", 0.0)
+    for gpus in [(3,), (2, 3), (3, 0, 1)]:
+        assert live.headroom(node, gpus, NOW, lambda: never)[:2] == headroom(node, gpus, board, policy, NOW)[:2], gpus
+    # (2, 3): GPU 2 min(0.80, 15/16) = 0.80, GPU 3 min(0.95, 4/16) = 0.25 → (0.80 + 0.25) / 2 = 0.525
+    value, note, _ = live.headroom(node, (2, 3), NOW, lambda: never)
+    assert value == (0.8 + 0.25) / 2 and note.startswith("GPU 3 is") and "12" in note
+
+
 def test_alike_nodes_share_a_plan_and_alike_shapes_share_the_verdict() -> None:
     memo, board, policy, state = watched()
     nodes = state.nodes_by_name()  # type: ignore[attr-defined]
     plain, declared = PodRequest(gpus=2), PodRequest(gpus=2, gpu_memory_mib=4096)
     first = judge_all(plain, ["a", "b"], nodes, board, policy, NOW + 1, memo=memo)
     second = judge_all(declared, ["a", "b"], nodes, board, policy, NOW + 1, memo=memo)
-    plan_a = nodes["a"].memo[memo.shape(plain, policy, board).plan_key]
-    assert plan_a is nodes["b"].memo[memo.shape(plain, policy, board).plan_key]  # same machine, same free set
+    # same machine, same free set: one signature, one plan worked out for both
+    assert signature(nodes["a"]) is signature(nodes["b"])
+    assert len(memo.plans[memo.shape(plain, policy, board).plan_key]) == 1
     assert [v is w for v, w in zip(first, second, strict=True)] == [True, True]  # 4 GiB fits a 16 GiB GPU
 
 
@@ -90,10 +109,12 @@ def test_sharing_work_across_alike_nodes_changes_no_verdict() -> None:
     policy, board = ScoringPolicy(), snap.telemetry(60)
     pods = [PodRequest(gpus=k, gpu_memory_mib=m) for k in (1, 2, 3, 4, 8) for m in (None, 8192, 40960)]
     pods.append(PodRequest(gpus=2, interconnect="nvlink"))
+    # One memo for them all: a pod that declares VRAM also gets the verdicts its VRAM-less twin got.
+    shared_state, memo = snap.cluster("shared"), VerdictMemo()
+    names = [n.name for n in shared_state.nodes()]
     for pod in pods:
-        shared_state, own_state = snap.cluster("shared"), snap.cluster("own")
-        names = [n.name for n in shared_state.nodes()]
-        shared = judge_all(pod, names, shared_state.nodes_by_name(), board, policy, NOW, memo=VerdictMemo())
+        own_state = snap.cluster("own")
+        shared = judge_all(pod, names, shared_state.nodes_by_name(), board, policy, NOW, memo=memo)
         shape = Shape(PlanKey(pod, policy), board)
         placer = own_state.machines.placer
         own = [judge_node(n, n.name, shape, placer, NOW)[0] for n in own_state.nodes()]
