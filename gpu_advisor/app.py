@@ -17,7 +17,7 @@ from fastapi import FastAPI, Response
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, generate_latest
 
 from extender.cluster.health import readiness
-from extender.http import api, rightsize, scheduler, telemetry, usage
+from extender.http import api, console, rightsize, scheduler, telemetry, usage
 from extender.http.advisor import Advisor
 from extender.http.auth import TokenCheck
 from extender.http.guard import BodyGuard, InFlight, refused_counter
@@ -78,6 +78,8 @@ def build_app(edge: Edge, listener: Listener) -> FastAPI:
         summary="Topology-aware GPU placement advice for kube-scheduler",
         version="0.1.0",
         lifespan=lifespan,
+        docs_url=None,  # the console serves /docs from bundled files: the default loads Swagger from a CDN
+        redoc_url=None,
     )
     app.state.advisor = advisor
     verbs = scheduler.SchedulerVerbs(advisor, edge.lane) if listener != "tls" else None
@@ -87,6 +89,7 @@ def build_app(edge: Edge, listener: Listener) -> FastAPI:
         app.include_router(telemetry.build_router(advisor))
         app.include_router(rightsize.build_router(advisor))
         app.include_router(usage.build_router(advisor))
+        app.include_router(console.build_router(advisor))
     if listener != "plain":
         # The one place extender code reaches into the webhook package: both live in one process.
         app.include_router(build_webhook_router(advisor, edge.admission, edge.limits.admission_body))

@@ -8,7 +8,7 @@ import json
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from extender.errors import GpuAdvisorError
-from extender.http.auth import TokenCheck
+from extender.http.auth import TokenCheck, kube_verb
 
 __all__ = ["V1Auth"]
 
@@ -23,7 +23,7 @@ class V1Auth:
             return
         authorization = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"authorization"), None)
         try:
-            await self.check.identify(authorization)
+            await self.check.identify(authorization, str(scope["path"]), kube_verb(str(scope["method"])))
         except GpuAdvisorError as exc:
             await _refuse(send, exc.http_status, str(exc))
             return

@@ -24,7 +24,8 @@ GUARD = {
 }
 AUTH = {
     "401": "no bearer token, or one the API server does not accept (serve --api-auth)",
-    "403": "the token's user is in none of the groups allowed to use /v1 (serve --api-auth)",
+    "403": "the token's user is in none of the groups allowed to use /v1 (serve --api-auth), or RBAC grants "
+    "them no get of the path (serve --api-access-review)",
 }
 
 

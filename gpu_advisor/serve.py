@@ -114,6 +114,9 @@ def build_advisor(
     advisor = Advisor(state=state, telemetry=board, policy=policy, registry=registry)
     advisor.rightsize = history_source(cluster, prometheus, state, model.pods)
     advisor.usage = usage_source(cluster, prometheus, state, model.pods)
+    if cluster != KUBE:  # the console reads a snapshot's Pod objects (the live watch keeps only where pods run)
+        pods = simulated_cluster().pods if cluster == SIMULATED else model.pods if isinstance(model.pods, list) else []
+        advisor.pod_objects = lambda: pods
     return advisor, background
 
 

@@ -78,6 +78,9 @@ class Advisor:
     rightsize: HistorySource | None = None
     # Where GET /v1/usage reads allocation history; wired in by serve (None: not offered).
     usage: UsageSource | None = None
+    # The Pod objects (bound and pending) the console reads: pending pods to diagnose, admission findings
+    # of bound ones; wired in by serve (None: the source does not list them).
+    pod_objects: Callable[[], list[dict[str, Any]]] | None = None
 
     def __post_init__(self) -> None:
         self.metrics = Metrics(self.registry)

@@ -23,10 +23,12 @@ def _serve(args: argparse.Namespace) -> int:
     )
     admission = AdmissionSettings(route_gpu_pods_to=args.route_gpu_pods_to)
     auth = None
-    if args.api_auth:
-        from extender.http.auth import TokenCheck, kube_token_review
+    if args.api_auth or args.api_access_review:
+        from extender.http.auth import TokenCheck, kube_access_review, kube_token_review
 
-        auth = TokenCheck(kube_token_review(args.kubeconfig), tuple(args.api_allow_group or ["system:authenticated"]))
+        access = kube_access_review(args.kubeconfig) if args.api_access_review else None
+        groups = tuple(args.api_allow_group or ["system:authenticated"])
+        auth = TokenCheck(kube_token_review(args.kubeconfig), groups, access=access)
     limits = Limits(
         header_timeout_s=args.header_timeout, body_timeout_s=args.body_timeout, dry_run_seconds=args.dry_run_seconds
     )
@@ -102,6 +104,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="append",
         metavar="GROUP",
         help="with --api-auth: a group whose users may use /v1 (repeatable; default system:authenticated)",
+    )
+    serve.add_argument(
+        "--api-access-review",
+        action="store_true",
+        help="implies --api-auth: authorize each /v1 request by a SubjectAccessReview of its path and verb (RBAC "
+        "nonResourceURLs, as kube-rbac-proxy does) instead of --api-allow-group",
     )
     _limits(serve)
     serve.set_defaults(handler=_serve)

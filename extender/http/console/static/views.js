@@ -1,0 +1,133 @@
+// The five views. Each takes the JSON its /v1/console route (or /v1/dry-run) answers and returns DOM.
+"use strict";
+window.GA = window.GA || {};
+(function (GA) {
+  const { el, link, table, fmt } = GA;
+  const filters = { product: "", namespace: "" };
+
+  function totals(t) {
+    const box = (label, n, alarm) => el("div", { class: "total" + (alarm ? " alarm" : "") }, el("b", { text: n }), label);
+    return el("div", { class: "totals", id: "totals" },
+      box("GPUs", t.gpus), box("allocated", t.allocated), box("allocated and used (SM ≥ 10 %)", t.used),
+      box("allocated but idle", t.allocated_idle, t.allocated_idle > 0), box("free", t.free),
+      box("free but memory held", t.memory_held, t.memory_held > 0), box("unhealthy", t.unhealthy, t.unhealthy > 0));
+  }
+
+  function select(name, options, redraw) {
+    const s = el("select", { name: name, id: "filter-" + name, on: { change: (e) => { filters[name] = e.target.value; redraw(); } } },
+      el("option", { value: "", text: "all" }), options.map((o) => el("option", { value: o, text: o })));
+    s.value = filters[name];
+    return el("label", {}, name + " ", s);
+  }
+
+  function nodeCard(n) {
+    const mig = n.mig.map((m) => m.profile + " " + m.free + "/" + m.total + " free").join(", ");
+    return el("section", { class: "card node", "data-node": n.name },
+      el("h3", {}, link(GA.nodeHref(n.name), n.name)),
+      el("div", { class: "muted", text: (n.product || "unknown product") + " · " + n.sharing + " · " + n.gpus_free + "/" + n.gpus_allocatable + " free · " + GA.age(n.telemetry_age_s) }),
+      n.gpus.length ? el("div", { class: "tiles" }, n.gpus.map(GA.tile)) : el("p", { class: "muted", text: mig ? "MIG slices: " + mig : "no per-GPU topology" }),
+      el("ul", { class: "pods" }, n.pods.map((p) => el("li", {}, link(GA.podHref(p.key), p.key), " — " + p.request))));
+  }
+
+  GA.clusterView = (doc, redraw) => {
+    const shown = doc.nodes.filter((n) => (!filters.product || n.product === filters.product) &&
+      (!filters.namespace || n.namespaces.includes(filters.namespace)));
+    return el("div", {},
+      el("h1", { text: "Cluster · " + doc.source }),
+      totals(doc.totals), GA.legend(),
+      el("div", { class: "filters" }, select("product", doc.products, redraw), select("namespace", doc.namespaces, redraw)),
+      el("div", { class: "nodes" }, shown.map(nodeCard)));
+  };
+
+  function bestSets(view, lightUp) {
+    return table(["k", "GPUs", "score", "NVLink pairs", "why none"],
+      view.best_sets.map((b) => [String(b.k), b.gpus ? b.gpus.join(", ") : "–", fmt(b.score), b.nvlink_share === null ? "–" : Math.round(b.nvlink_share * 100) + " %", b.problem || ""]),
+      (i) => ({ class: "pick", "data-k": view.best_sets[i].k, on: { click: () => lightUp(view.best_sets[i].gpus || []) } }));
+  }
+
+  const lit = {};  // node → the best set last clicked: a refresh redraws the node with it still lit
+
+  GA.nodeView = (view) => {
+    const holder = el("div", { id: "drawing" }, GA.wiring(view, lit[view.name] || []));
+    const lightUp = (gpus) => { lit[view.name] = gpus; holder.replaceChildren(GA.wiring(view, gpus)); };
+    return el("div", {},
+      el("h1", { text: "Node " + view.name }),
+      el("p", { class: "muted", text: (view.product || "unknown product") + " · " + view.sharing + " · " + view.gpus_free + "/" + view.gpus_allocatable + " free · " + GA.age(view.telemetry_age_s) }),
+      GA.legend(),
+      el("div", { class: "split" },
+        el("div", {}, holder, el("h2", { text: "Links (NVLink count, else PCIe level)" }), GA.pcieTable(view)),
+        el("div", {},
+          el("h2", { text: "Best sets it could give now (click to light)" }), bestSets(view, lightUp),
+          el("h2", { text: "Pods" }), el("ul", {}, view.pods.map((p) => el("li", {}, link(GA.podHref(p.key), p.key), " — " + p.request))),
+          view.mig.length ? el("p", { text: "MIG: " + view.mig.map((m) => m.profile + " " + m.free + "/" + m.total + " free").join(", ") }) : null)));
+  };
+
+  const breakdown = (b) => Object.entries(b || {}).map(([k, v]) => k + " " + Math.round(v * 100) / 100).join(", ");
+
+  GA.verdictRows = (rows) => rows.map((v) => [link(GA.nodeHref(v.node), v.node), String(v.score), v.gpus ? v.gpus.join(", ") : "–", v.reason, breakdown(v.breakdown)]);
+
+  GA.podView = (pod, node) => {
+    const here = pod.here;
+    return el("div", {},
+      el("h1", {}, "Pod ", el("span", { id: "pod-name", text: pod.pod })),
+      el("p", {}, pod.request + " on ", link(GA.nodeHref(pod.node), pod.node), " · GPUs " + (pod.gpus.length ? pod.gpus.join(", ") : "–") + " (" + pod.gpus_known_by + ")"),
+      el("div", { class: "split" },
+        el("div", {}, GA.wiring(node, pod.gpus)),
+        el("div", {},
+          el("h2", { text: "Its node, judged now for a pod of this shape" }),
+          here ? el("p", { class: "verdict", text: (here.fits ? "score " + here.score + ": " : "would not fit now: ") + here.reason }) : null,
+          here ? el("p", { class: "muted", text: breakdown(here.breakdown) }) : null,
+          el("div", { id: "rightsize" }))),
+      el("h2", { text: "Admission findings" }),
+      pod.findings === null ? el("p", { class: "muted", text: "This server's source lists no Pod objects to review." })
+        : pod.findings.length ? GA.findings(pod.findings) : el("p", { text: "None: the admission advisor has nothing to say." }),
+      el("h2", { text: "Where this shape would go now (the alternatives)" }),
+      table(["node", "score", "GPUs", "reason", "breakdown"], GA.verdictRows(pod.ranked)),
+      el("h2", { text: "Nodes that would refuse it" }),
+      table(["node", "reason"], pod.filtered.map((v) => [link(GA.nodeHref(v.node), v.node), v.reason])));
+  };
+
+  GA.findings = (list) => el("ul", { class: "findings" }, list.map((f) => el("li", { text: f.severity + " " + f.code + ": " + f.message + " " + f.advice })));
+
+  GA.rightsizeNote = (report, pod) => {
+    const w = (report.workloads || []).find((x) => (x.pods || []).includes(pod));
+    if (!w) return el("p", { class: "muted", text: "Right-sizing: no history for this pod's workload." });
+    const r = w.recommendation;
+    return el("div", {}, el("p", {}, el("b", { text: "Right-sizing: " }), r.summary + " (" + r.confidence + " confidence)"),
+      el("ul", {}, r.evidence.map((e) => el("li", { text: e }))));
+  };
+
+  function steps(d) {
+    return el("ol", { class: "steps" }, d.steps.map((s) =>
+      el("li", { class: s.explains ? "explains" : "ruled-out" }, s.step + ": " + s.finding,
+        s.evidence.length ? el("ul", {}, s.evidence.map((e) => el("li", { text: e }))) : null)));
+  }
+
+  GA.pendingView = (doc) => el("div", {},
+    el("h1", { text: "Pending GPU pods" }),
+    doc.listed ? null : el("p", { class: "muted", text: doc.note }),
+    doc.listed && !doc.pods.length ? el("p", { text: "No pending GPU pods." }) : null,
+    doc.pods.map((d) => el("section", { class: "pending", "data-pod": d.pod },
+      el("h2", { text: d.pod + (d.request ? " — " + d.request : "") }),
+      d.problem ? el("p", { class: "error", text: d.problem }) : [
+        el("p", { class: "verdict", text: "Explained by " + (d.explained_by || "nothing") }), steps(d),
+        el("h2", { text: "What the extender tells kube-scheduler, per node" }),
+        table(["node", "fits", "score", "reason"], d.node_reasons.map((v) => [link(GA.nodeHref(v.node), v.node), v.fits ? "yes" : "no", String(v.score), v.reason]))])));
+
+  GA.whatIfForm = (onSubmit, last) => {
+    const area = el("textarea", { id: "manifest", name: "manifest", spellcheck: "false", placeholder: "Paste a Pod or Deployment manifest (YAML or JSON)" });
+    area.value = last || "";
+    return el("form", { id: "what-if", on: { submit: (e) => { e.preventDefault(); onSubmit(area.value); } } },
+      el("h1", { text: "What-if: where would this go?" }), area, el("p", {}, el("button", { type: "submit", text: "Rank the nodes" })));
+  };
+
+  GA.whatIfAnswer = (ans, drawings) => el("div", { id: "answer" },
+    el("p", { class: "verdict", text: ans.pod + " (" + ans.request + "): " + ans.verdict }),
+    ans.findings.length ? GA.findings(ans.findings) : null,
+    el("h2", { text: "Ranked nodes" }),
+    table(["node", "score", "GPUs", "reason", "breakdown"], GA.verdictRows(ans.ranked)),
+    el("div", { class: "drawings" }, drawings.map(([node, gpus]) => el("div", { class: "drawing", "data-node": node.name },
+      el("h2", { text: node.name + ": GPUs " + gpus.join(", ") }), GA.wiring(node, gpus)))),
+    ans.filtered.length ? el("h2", { text: "Filtered out" }) : null,
+    ans.filtered.length ? table(["node", "stage", "reason"], ans.filtered.map((f) => [f.node, f.stage, f.reason])) : null);
+})(window.GA);
