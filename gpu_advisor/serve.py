@@ -7,14 +7,11 @@ import logging
 import os
 import socket
 import ssl
-from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry
 
-from extender.advice.rightsize import HistorySource
-from extender.advice.usage import UsageSource
 from extender.cluster.state import ClusterState
 from extender.errors import UsageError
 from extender.http.advisor import Advisor
@@ -24,17 +21,14 @@ from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy
 from extender.sources.agent_scrape import AgentScrapeTelemetry
 from extender.sources.cluster_choice import KUBE, SIMULATED, live_model
-from extender.sources.gpu_history import GpuHistory
 from extender.sources.pod_index import PodIndex, directory_source
 from extender.sources.policy_file import load_policy
 from extender.sources.polling import Telemetry
 from extender.sources.prometheus import PrometheusTelemetry, PrometheusUrlError
-from extender.sources.simulated_history import simulated_history
-from extender.sources.simulated_usage import simulated_usage
 from extender.sources.snapshot import simulated_cluster
 from extender.sources.telemetry_trust import TelemetryTrust
-from extender.sources.usage_history import UsageHistory
 from gpu_advisor.connections import deadline_protocol
+from gpu_advisor.history_sources import history_source, usage_source
 from gpu_advisor.logs import install_log_hygiene
 from webhook.admission import AdmissionSettings
 
@@ -118,36 +112,6 @@ def build_advisor(
         pods = simulated_cluster().pods if cluster == SIMULATED else model.pods if isinstance(model.pods, list) else []
         advisor.pod_objects = lambda: pods
     return advisor, background
-
-
-def history_source(
-    cluster: str, prometheus: str | None, state: ClusterState, pods: PodIndex | list[dict[str, Any]]
-) -> HistorySource | None:
-    """GET /v1/rightsize's history: Prometheus's, else the simulated cluster's synthetic one, else none.
-    The live watch's pod index keeps each pod's owner references; a gone pod's name tells its owner."""
-    if prometheus:
-        where = directory_source(state, pods)
-        history = GpuHistory(prometheus)
-        objects = pods.pods if isinstance(pods, PodIndex) else partial(list, pods)
-        return HistorySource(lambda end, window: history.series(end, window, where()), objects, history.url)
-    if cluster == SIMULATED:
-        snap = simulated_cluster()
-        return HistorySource(lambda end, _: simulated_history(snap, end), lambda: snap.pods, "synthetic history")
-    return None
-
-
-def usage_source(
-    cluster: str, prometheus: str | None, state: ClusterState, pods: PodIndex | list[dict[str, Any]]
-) -> UsageSource | None:
-    """GET /v1/usage's history: Prometheus's, else the simulated cluster's synthetic one, else none."""
-    if prometheus:
-        where = directory_source(state, pods)
-        history = UsageHistory(prometheus)
-        return UsageSource(lambda end, window: history.pods(end, window, where()), history.url)
-    if cluster == SIMULATED:
-        snap = simulated_cluster()
-        return UsageSource(lambda end, window: simulated_usage(snap, end, window), "synthetic history")
-    return None
 
 
 def _live_telemetry(

@@ -10,7 +10,7 @@ import pytest
 from extender.advice.rightsize import Owner, owner_of_name, owner_of_pod, pod_facts
 from extender.cluster.state import ClusterState
 from extender.sources.pod_index import PodIndex
-from gpu_advisor.serve import history_source
+from gpu_advisor.history_sources import history_source
 
 
 def _pod(name: str, refs: list[dict[str, Any]] | None = None, **meta: Any) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from extender.sources.simulated_usage import simulated_usage
 from extender.sources.snapshot import simulated_cluster
 from gpu_advisor.app import create_app
 from gpu_advisor.cli import main
-from gpu_advisor.serve import usage_source
+from gpu_advisor.history_sources import usage_source
 from tests.conftest import NOW
 
 
