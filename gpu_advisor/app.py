@@ -17,7 +17,7 @@ from fastapi import FastAPI, Response
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, generate_latest
 
 from extender.cluster.health import readiness
-from extender.http import api, console, rightsize, scheduler, telemetry
+from extender.http import api, console, rightsize, scheduler, telemetry, usage
 from extender.http.advisor import Advisor
 from extender.http.auth import TokenCheck
 from extender.http.guard import BodyGuard, InFlight, refused_counter
@@ -88,6 +88,7 @@ def build_app(edge: Edge, listener: Listener) -> FastAPI:
         app.include_router(api.build_router(advisor, dry_runs))
         app.include_router(telemetry.build_router(advisor))
         app.include_router(rightsize.build_router(advisor))
+        app.include_router(usage.build_router(advisor))
         app.include_router(console.build_router(advisor))
     if listener != "plain":
         # The one place extender code reaches into the webhook package: both live in one process.

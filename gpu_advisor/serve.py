@@ -12,7 +12,6 @@ from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry
 
-from extender.advice.rightsize import HistorySource
 from extender.cluster.state import ClusterState
 from extender.errors import UsageError
 from extender.http.advisor import Advisor
@@ -22,15 +21,14 @@ from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy
 from extender.sources.agent_scrape import AgentScrapeTelemetry
 from extender.sources.cluster_choice import KUBE, SIMULATED, live_model
-from extender.sources.gpu_history import GpuHistory
 from extender.sources.pod_index import PodIndex, directory_source
 from extender.sources.policy_file import load_policy
 from extender.sources.polling import Telemetry
 from extender.sources.prometheus import PrometheusTelemetry, PrometheusUrlError
-from extender.sources.simulated_history import simulated_history
 from extender.sources.snapshot import simulated_cluster
 from extender.sources.telemetry_trust import TelemetryTrust
 from gpu_advisor.connections import deadline_protocol
+from gpu_advisor.history_sources import history_source, usage_source
 from gpu_advisor.logs import install_log_hygiene
 from webhook.admission import AdmissionSettings
 
@@ -109,26 +107,11 @@ def build_advisor(
         registry.register(TelemetryTrust(board))
     advisor = Advisor(state=state, telemetry=board, policy=policy, registry=registry)
     advisor.rightsize = history_source(cluster, prometheus, state, model.pods)
+    advisor.usage = usage_source(cluster, prometheus, state, model.pods)
     if cluster != KUBE:  # the console reads a snapshot's Pod objects (the live watch keeps only where pods run)
         pods = simulated_cluster().pods if cluster == SIMULATED else model.pods if isinstance(model.pods, list) else []
         advisor.pod_objects = lambda: pods
     return advisor, background
-
-
-def history_source(
-    cluster: str, prometheus: str | None, state: ClusterState, pods: PodIndex | list[dict[str, Any]]
-) -> HistorySource | None:
-    """GET /v1/rightsize's history: Prometheus's, else the simulated cluster's synthetic one, else none.
-    The live watch keeps where pods run, not their owners: their names tell those (Deployments)."""
-    objects = pods if isinstance(pods, list) else []
-    if prometheus:
-        where = directory_source(state, pods)
-        history = GpuHistory(prometheus)
-        return HistorySource(lambda end, window: history.series(end, window, where()), lambda: objects, history.url)
-    if cluster == SIMULATED:
-        snap = simulated_cluster()
-        return HistorySource(lambda end, _: simulated_history(snap, end), lambda: snap.pods, "synthetic history")
-    return None
 
 
 def _live_telemetry(

@@ -12,6 +12,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from extender.advice.dryrun import Advise
 from extender.advice.rightsize import HistorySource
+from extender.advice.usage import UsageSource
 from extender.cluster.state import ClusterState, NodeState, node_state
 from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
@@ -75,6 +76,8 @@ class Advisor:
     advise: Advise | None = None
     # Where GET /v1/rightsize reads GPU history; wired in by serve (None: not offered).
     rightsize: HistorySource | None = None
+    # Where GET /v1/usage reads allocation history; wired in by serve (None: not offered).
+    usage: UsageSource | None = None
     # The Pod objects (bound and pending) the console reads: pending pods to diagnose, admission findings
     # of bound ones; wired in by serve (None: the source does not list them).
     pod_objects: Callable[[], list[dict[str, Any]]] | None = None

@@ -1,45 +1,38 @@
 """Each GPU's history over a window from Prometheus: the statistics of the DCGM series of every pod.
 
 Prometheus computes them over every raw sample, one instant query per statistic at the window's end,
-so a week of 1,000 workloads is a few dozen queries, not millions of points over the wire:
+so a week of 1,000 workloads is a dozen queries, not millions of points over the wire:
 
 - SM activity (the best field exported, ``extender.model.dcgm``): ``quantile_over_time`` 0.5 and 0.95,
-  ``max_over_time``, ``avg_over_time``, ``count_over_time``, and the first and last sample times
-  (``min/max_over_time(timestamp(F)[W:R])``, exact to the sample);
-- VRAM used: ``quantile_over_time(0.95)`` and ``max_over_time``; the GPU's memory: the last used + free.
+  ``max_over_time``, ``avg_over_time``;
+- VRAM used: ``quantile_over_time(0.95)`` and ``max_over_time``; the GPU's memory: the last used + free;
+- the samples per bucket (``count_over_time`` over one range query), from which
+  ``extender.sources.sample_coverage`` counts the hours observed and the first and last sample.
 
-Hours observed are the samples × the series' own scrape interval ((last − first) ÷ (samples − 1)).
+The window ends at a bucket boundary, so every statistic and every bucket covers the same samples.
 Series are placed on nodes, GPUs and pods by ``extender.model.series_map``, as the live telemetry's are;
 a series that names no pod holding the GPU is not a workload's and is left out.
 """
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.parse
-import urllib.request
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from extender.advice.rightsize import GpuSeries
 from extender.model.dcgm import FIELDS, SM_FIELDS
 from extender.model.series_map import Directory, SeriesPlace, place_series
-from extender.sources.prometheus import prometheus_url
+from extender.sources.prometheus_query import Key, Matrix, PrometheusQuery, Vector
+from extender.sources.sample_coverage import Coverage, bucket_seconds, coverage, interval_of, usual_interval
 
-__all__ = ["GpuHistory", "parse_window"]
+__all__ = ["GpuHistory", "parse_window", "sample_buckets"]
 
-_Key = tuple[tuple[str, str], ...]
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _STATS = {
     "p50": "quantile_over_time(0.5, {n}[{w}])",
     "p95": "quantile_over_time(0.95, {n}[{w}])",
     "max": "max_over_time({n}[{w}])",
     "mean": "avg_over_time({n}[{w}])",
-    "count": "count_over_time({n}[{w}])",
-    "first": "min_over_time(timestamp({n})[{w}:{r}])",
-    "last": "max_over_time(timestamp({n})[{w}:{r}])",
 }
 _VRAM = {"p95": _STATS["p95"], "max": _STATS["max"], "now": "last_over_time({n}[{w}])"}
 
@@ -57,79 +50,80 @@ def parse_window(text: str) -> float:
     return value * unit
 
 
-def _key(labels: Mapping[str, str]) -> _Key:
-    return tuple(sorted((k, v) for k, v in labels.items() if k != "__name__"))
+def sample_buckets(
+    query: PrometheusQuery, selector: str, end: float, window_s: float
+) -> tuple[float, float, dict[Key, Coverage], Matrix]:
+    """(the window's aligned end, bucket width, each series' coverage, the bucket counts) of ``selector``."""
+    bucket = bucket_seconds(window_s)
+    end = end // bucket * bucket
+    counts = query.matrix(
+        f"count_over_time({selector}[{round(bucket * 1000) - 1}ms])", end - window_s + bucket, end, bucket
+    )
+    own = {key: interval_of(points, bucket) for key, (_, points) in counts.items()}
+    usual = usual_interval(own.values())
+    found = {}
+    for key, (_, points) in counts.items():
+        got = coverage(points, bucket, own[key] or usual)
+        if got is not None:
+            found[key] = got
+    return end, bucket, found, counts
 
 
 class GpuHistory:
     """Reads the window's per-GPU statistics from a Prometheus server's query API."""
 
-    def __init__(self, url: str, timeout_s: float = 60.0, resolution_s: float = 300.0, workers: int = 4) -> None:
-        self.url = prometheus_url(url)
-        self.timeout_s, self.resolution_s, self.workers = timeout_s, resolution_s, workers
+    def __init__(self, url: str, timeout_s: float = 60.0, workers: int = 4) -> None:
+        self.query = PrometheusQuery(url, timeout_s, workers)
+        self.url = self.query.url
 
-    def _get(self, path: str, params: Mapping[str, Any]) -> Any:
-        url = f"{self.url}{path}?{urllib.parse.urlencode(params, doseq=True)}"
-        try:
-            with urllib.request.urlopen(url, timeout=self.timeout_s) as resp:
-                doc = json.load(resp)
-        except urllib.error.HTTPError as exc:
-            raise RuntimeError(f"prometheus answered HTTP {exc.code} to {params.get('query', path)!r}") from None
-        if not isinstance(doc, dict) or doc.get("status") != "success":
-            raise RuntimeError(f"prometheus answered {params.get('query', path)!r} with an error: {doc}")
-        return doc.get("data")
-
-    def _vector(self, promql: str, at: float) -> dict[_Key, tuple[dict[str, str], float]]:
-        data = self._get("/api/v1/query", {"query": promql, "time": at}) or {}
-        out = {}
-        for series in data.get("result") or []:
-            labels = {k: str(v) for k, v in (series.get("metric") or {}).items()}
-            try:
-                out[_key(labels)] = (labels, float(series["value"][1]))
-            except (KeyError, IndexError, TypeError, ValueError):
-                continue
-        return out
-
-    def _names(self, start: float, end: float) -> set[str]:
-        """The DCGM field names with a series in the window (one cheap index lookup)."""
+    def series(
+        self,
+        end: float,
+        window_s: float,
+        where: Directory,
+        stats: Iterable[str] = tuple(_STATS),
+        vram: Iterable[str] = tuple(_VRAM),
+    ) -> list[GpuSeries]:
+        """Every pod-held GPU's statistics over ``window_s`` up to ``end`` (aligned down to a bucket);
+        only the SM ``stats`` and VRAM ``vram`` named are asked for (the others read 0 and None)."""
+        sm_stats, vram_stats = {k: _STATS[k] for k in stats}, {k: _VRAM[k] for k in vram}
         wanted = [name for names in FIELDS.values() for name in names]
-        match = '{__name__=~"' + "|".join(wanted) + '"}'
-        params = {"match[]": match, "start": start, "end": end}
-        return {str(n) for n in self._get("/api/v1/label/__name__/values", params) or []}
-
-    def _stats(self, queries: Mapping[str, str], end: float) -> dict[str, dict[_Key, tuple[dict[str, str], float]]]:
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            futures = {stat: pool.submit(self._vector, q, end) for stat, q in queries.items()}
-            return {stat: f.result() for stat, f in futures.items()}
-
-    def series(self, end: float, window_s: float, where: Directory) -> list[GpuSeries]:
-        """Every pod-held GPU's statistics over ``window_s`` up to ``end``."""
-        names = self._names(end - window_s, end)
-        w, r = f"{round(window_s)}s", f"{round(self.resolution_s)}s"
+        names = self.query.names(wanted, end - window_s, end)
+        end = end // bucket_seconds(window_s) * bucket_seconds(window_s)
+        w = f"{round(window_s)}s"
         queries: dict[str, str] = {}
-        sm_names = [(kind, factor, n) for kind, factor, _ in SM_FIELDS for n in FIELDS[kind] if n in names]
-        for i, (_, _, n) in enumerate(sm_names):
-            queries.update({f"sm{i}:{stat}": q.format(n=n, w=w, r=r) for stat, q in _STATS.items()})
-        for kind in ("fb_used", "fb_free"):
-            for n in (n for n in FIELDS[kind] if n in names):
-                queries.update({f"{kind}:{stat}": q.format(n=n, w=w) for stat, q in _VRAM.items()})
-        got = self._stats(queries, end)
-        taken: set[_Key] = set()
+        sm_names = [(factor, n) for kind, factor, _ in SM_FIELDS for n in FIELDS[kind] if n in names]
+        for i, (_, n) in enumerate(sm_names):
+            queries.update({f"sm{i}:{stat}": q.format(n=n, w=w) for stat, q in sm_stats.items()})
+        for n in (n for n in FIELDS["fb_used"] if n in names):
+            queries.update({f"fb_used:{stat}": q.format(n=n, w=w) for stat, q in vram_stats.items()})
+        for n in (n for n in FIELDS["fb_free"] if n in names and "now" in vram_stats):
+            queries["fb_free:now"] = _VRAM["now"].format(n=n, w=w)
+        with ThreadPoolExecutor(max_workers=len(sm_names) + 1) as pool:  # the range queries beside the rest
+            buckets = [pool.submit(sample_buckets, self.query, name, end, window_s) for _, name in sm_names]
+            got = self.query.many(queries, end)
+            spans_of = [b.result() for b in buckets]
+        taken: set[Key] = set()
         found = []
-        for i, (_, factor, _) in enumerate(sm_names):  # best field first: a GPU's best one wins
-            for key, (labels, count) in got[f"sm{i}:count"].items():
+        for i, (factor, _) in enumerate(sm_names):  # best field first: a GPU's best one wins
+            _, _, spans, counts = spans_of[i]
+            for key, span in spans.items():
+                labels = counts[key][0]
                 if key in taken:
                     continue
                 place = place_series(labels, where)
                 if not isinstance(place, SeriesPlace) or place.pod is None:
                     continue
                 taken.add(key)
-                stats = {stat: got[f"sm{i}:{stat}"].get(key, (labels, 0.0))[1] for stat in _STATS}
-                found.append(_gpu_series(place, labels, stats, factor, count, got, key))
+                values = {
+                    stat: got[f"sm{i}:{stat}"].get(key, (labels, 0.0))[1] if stat in sm_stats else 0.0
+                    for stat in _STATS
+                }
+                found.append(_gpu_series(place, labels, values, factor, span, got, key))
         return found
 
 
-def _value(got: Mapping[str, Mapping[_Key, tuple[dict[str, str], float]]], name: str, key: _Key) -> float | None:
+def _value(got: Mapping[str, Vector], name: str, key: Key) -> float | None:
     hit = got.get(name, {}).get(key)
     return hit[1] if hit else None
 
@@ -139,12 +133,10 @@ def _gpu_series(
     labels: Mapping[str, str],
     stats: Mapping[str, float],
     factor: float,
-    count: float,
-    got: Mapping[str, Mapping[_Key, tuple[dict[str, str], float]]],
-    key: _Key,
+    span: Coverage,
+    got: Mapping[str, Vector],
+    key: Key,
 ) -> GpuSeries:
-    first, last = stats["first"], stats["last"]
-    interval = (last - first) / (count - 1) if count > 1 else 0.0
     used, free = _value(got, "fb_used:now", key), _value(got, "fb_free:now", key)
     gpu = place.keys[0] if place.keys else "?"
     return GpuSeries(
@@ -159,8 +151,8 @@ def _gpu_series(
         sm_mean=stats["mean"] * factor,
         vram_p95_mib=_value(got, "fb_used:p95", key),
         vram_peak_mib=_value(got, "fb_used:max", key),
-        first=first,
-        last=last,
-        hours=count * interval / 3600,
+        first=span.first,
+        last=span.last,
+        hours=span.hours,
         mig=place.mig is not None,
     )

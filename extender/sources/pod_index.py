@@ -1,6 +1,7 @@
 """Where every bound pod runs (name, namespace, node, IP), not only the GPU pods the cluster model
 keeps: DCGM exporter series name their exporter pod (``Hostname``) or its IP (``instance``), and that
-pod's node is where the GPUs are."""
+pod's node is where the GPUs are. It keeps each pod's owner metadata too (labels, annotations,
+``ownerReferences``), so the history reports group a live cluster's pods by owner as a snapshot's."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class PodIndex:
 
     def __init__(self) -> None:
         self._places: dict[str, PodPlace] = {}
+        self._meta: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
     def put(self, kind: str, pod: Mapping[str, Any]) -> None:
@@ -27,21 +29,37 @@ class PodIndex:
         with self._lock:
             if place is None:
                 self._places.pop(uid, None)
+                self._meta.pop(uid, None)
             else:
                 self._places[uid] = place
+                self._meta[uid] = _owner_meta(pod)
 
     def reset(self, pods: Iterable[Mapping[str, Any]]) -> None:
-        fresh = {}
+        fresh, meta = {}, {}
         for pod in pods:
             place = _place(pod)
             if place is not None:
-                fresh[str((pod.get("metadata") or {}).get("uid") or "")] = place
+                uid = str((pod.get("metadata") or {}).get("uid") or "")
+                fresh[uid], meta[uid] = place, _owner_meta(pod)
         with self._lock:
-            self._places = fresh
+            self._places, self._meta = fresh, meta
 
     def places(self) -> list[PodPlace]:
         with self._lock:
             return list(self._places.values())
+
+    def pods(self) -> list[dict[str, Any]]:
+        """The placed pods as Pod objects holding only their owner metadata."""
+        with self._lock:
+            return [{"kind": "Pod", "metadata": dict(meta)} for meta in self._meta.values()]
+
+
+_OWNER_META = ("name", "namespace", "uid", "labels", "annotations", "ownerReferences")
+
+
+def _owner_meta(pod: Mapping[str, Any]) -> dict[str, Any]:
+    meta = pod.get("metadata")
+    return {k: meta[k] for k in _OWNER_META if k in meta} if isinstance(meta, Mapping) else {}
 
 
 def _place(pod: Mapping[str, Any]) -> PodPlace | None:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from extender.errors import GpuAdvisorError
-from gpu_advisor.cli import agent, certs, cluster, replay, rightsize, scheduler_config, serve, topology
+from gpu_advisor.cli import agent, certs, cluster, replay, rightsize, scheduler_config, serve, topology, usage
 from gpu_advisor.cli.exits import report
 
 __all__ = ["build_parser", "main"]
@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         serve,
         cluster,
         rightsize,
+        usage,
         replay,
         agent,
         certs,

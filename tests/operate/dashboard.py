@@ -152,6 +152,23 @@ def _rows() -> list[tuple[str, list[g.Panel]]]:
                 ),
             ],
         ),
+        (
+            "GPU-hours by tenant (the last GET /v1/usage report)",
+            [
+                _series(
+                    "GPU-hours allocated, by tenant",
+                    "short",
+                    ('max by (tenant) (gpu_advisor_usage_gpu_hours{kind="allocated"})', "{{tenant}}"),
+                    description="GPU-equivalents: a MIG 3g slice is 3/7 of a GPU, a 1-in-4 share 1/4",
+                ),
+                _series(
+                    "GPU-hours used and idle, by tenant (pods DCGM meters)",
+                    "short",
+                    ('max by (tenant) (gpu_advisor_usage_gpu_hours{kind="used"})', "{{tenant}} used"),
+                    ('max by (tenant) (gpu_advisor_usage_gpu_hours{kind="idle"})', "{{tenant}} idle"),
+                ),
+            ],
+        ),
     ]
 
 

@@ -71,6 +71,7 @@ def test_the_dashboard_is_grafana_json_with_a_prometheus_data_source_variable() 
         "Cluster model and telemetry",
         "Node agents",
         "GPUs: allocated against used (DCGM)",
+        "GPU-hours by tenant (the last GET /v1/usage report)",
     ]
     ids = [p["id"] for p in doc["panels"]]
     assert len(ids) == len(set(ids)), "every panel has its own id"

@@ -8,6 +8,9 @@ from typing import Any
 import pytest
 
 from extender.advice.rightsize import Owner, owner_of_name, owner_of_pod, pod_facts
+from extender.cluster.state import ClusterState
+from extender.sources.pod_index import PodIndex
+from gpu_advisor.history_sources import history_source
 
 
 def _pod(name: str, refs: list[dict[str, Any]] | None = None, **meta: Any) -> dict[str, Any]:
@@ -65,3 +68,37 @@ def test_pod_facts_know_owners_and_latency_marks_and_fall_back_to_names() -> Non
     assert facts.owner_of("ml/solo") == Owner("ml", "Pod", "solo")
     assert facts.owner_of("ml/web-6f7c9d8b5-x7kpq") == Owner("ml", "Deployment", "web")
     assert str(facts.owner_of("ml/batch")) == "ml/Pod/batch"
+
+
+def _watched_pod(name: str, uid: str, owner: tuple[str, str], **labels: str) -> dict[str, Any]:
+    """A Pod as the API server watch sends it: bound to a node, with its controller reference."""
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": "serving",
+            "uid": uid,
+            "labels": labels,
+            "ownerReferences": [{"kind": owner[0], "name": owner[1], "controller": True}],
+        },
+        "spec": {"nodeName": "gpu-node-a", "containers": [{"name": "main"}]},
+        "status": {"phase": "Running", "podIP": "10.0.0.7"},
+    }
+
+
+def test_the_live_watchs_pods_carry_their_owner_references_to_the_history_reports() -> None:
+    index = PodIndex()
+    # A StatefulSet's pod name has no Deployment shape: only its ownerReferences can tell its owner.
+    index.reset([_watched_pod("vector-db-0", "u1", ("StatefulSet", "vector-db"))])
+    index.put(
+        "ADDED",
+        _watched_pod("chat-6f7b9c-abcde", "u2", ("ReplicaSet", "chat-6f7b9c"), **{"pod-template-hash": "6f7b9c"}),
+    )
+    index.put("ADDED", _watched_pod("eval-29412345-zzzzz", "u3", ("Job", "eval-29412345")))
+    index.put("DELETED", _watched_pod("eval-29412345-zzzzz", "u3", ("Job", "eval-29412345")))
+    live = history_source("kube", "http://127.0.0.1:9", ClusterState("live"), index)
+    assert live is not None
+    facts = pod_facts(live.pods())
+    assert dict(facts.owners) == {
+        "serving/vector-db-0": Owner("serving", "StatefulSet", "vector-db"),
+        "serving/chat-6f7b9c-abcde": Owner("serving", "Deployment", "chat"),
+    }

@@ -18,7 +18,7 @@ from extender.sources.simulated_history import simulated_history
 from extender.sources.snapshot import simulated_cluster
 from gpu_advisor.app import create_app
 from gpu_advisor.cli import main
-from gpu_advisor.serve import history_source
+from gpu_advisor.history_sources import history_source
 from tests.conftest import NOW
 
 

@@ -1,0 +1,132 @@
+"""Each GPU pod's allocation over a window, from kube-state-metrics and DCGM exporter series in
+Prometheus (or any server with its query API: Thanos, Mimir, VictoriaMetrics).
+
+Instant queries at the window's end, each one pass over the raw samples:
+
+- the GPU asks: ``kube_pod_container_resource_requests`` (else ``_limits``) of ``nvidia.com/*`` and
+  ``amd.com/gpu`` resources, summed over the pod's containers;
+- the hours Running: ``sum_over_time(kube_pod_status_phase{phase="Running"}[W])`` (samples at 1) ×
+  kube-state-metrics' scrape interval (one target, one interval: a whole bucket's sample count, as in
+  ``extender.sources.sample_coverage``);
+- the owner (``kube_pod_owner``), labels (``kube_pod_labels``), node (``kube_pod_info``) and the
+  node's product and GPU sharing (``kube_node_labels``: ``nvidia.com/gpu.product``, ``.replicas``,
+  ``.sharing-strategy``, as GPU feature discovery sets them), from the series index: their labels
+  are what they say, so no sample is read;
+- the use: SM activity means and VRAM peaks of the DCGM series naming each pod
+  (``extender.sources.gpu_history``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+
+from extender.advice.rightsize import Owner, owner_of_pod
+from extender.advice.usage import GpuAsk, PodUsage, gpu_ask, with_dcgm_use
+from extender.model.series_map import Directory
+from extender.sources.gpu_history import GpuHistory
+from extender.sources.prometheus_query import PrometheusQuery, Vector
+from extender.sources.sample_coverage import bucket_seconds
+
+__all__ = ["UsageHistory"]
+
+_GPU = 'resource=~"nvidia_com_.+|nvidia[.]com/.+|amd_com_gpu|amd[.]com/gpu"'
+_QUERIES = {
+    "requests": "sum by (namespace, pod, resource) (max_over_time(kube_pod_container_resource_requests{%s}[{w}]))",
+    "limits": "sum by (namespace, pod, resource) (max_over_time(kube_pod_container_resource_limits{%s}[{w}]))",
+    "running": 'sum by (namespace, pod) (sum_over_time(kube_pod_status_phase{phase="Running"}[{w}]))',
+    "full_bucket": 'max(max_over_time(count_over_time(kube_pod_status_phase{phase="Running"}[{b}])[{w}:{s}]))',
+}
+# Series whose labels are all they tell: read from the index (/api/v1/series), no samples decoded.
+_LABELLED = ("kube_pod_owner", "kube_pod_labels", "kube_pod_info", "kube_node_labels")
+
+
+def _filled(template: str, fill: Mapping[str, str]) -> str:
+    for mark, value in fill.items():
+        template = template.replace(mark, value)
+    return template
+
+
+def _pods(found: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, str]]:
+    return {(labels.get("namespace", ""), labels.get("pod", "")): labels for labels in found}
+
+
+def _owner(namespace: str, name: str, owner: Mapping[str, str], labels: Mapping[str, str]) -> Owner:
+    kind, owner_name = owner.get("owner_kind", "<none>"), owner.get("owner_name", "")
+    refs = [{"kind": kind, "name": owner_name, "controller": True}] if kind not in ("<none>", "") else []
+    # kube-state-metrics exports no label unless allowed: a ReplicaSet's pod name carries its hash.
+    template_hash = labels.get("label_pod_template_hash") or (
+        owner_name.rsplit("-", 1)[-1] if kind == "ReplicaSet" and name.startswith(f"{owner_name}-") else ""
+    )
+    meta = {"namespace": namespace, "name": name, "ownerReferences": refs, "labels": {}}
+    if template_hash:
+        meta["labels"] = {"pod-template-hash": template_hash}
+    return owner_of_pod({"metadata": meta})
+
+
+def _asks(rows: list[tuple[str, float]], node: Mapping[str, str]) -> tuple[GpuAsk, ...]:
+    replicas = node.get("label_nvidia_com_gpu_replicas", "1")
+    strategy = node.get("label_nvidia_com_gpu_sharing_strategy")
+    count = int(replicas) if replicas.isdigit() else 1
+    asks = (gpu_ask(resource, value, count, strategy) for resource, value in rows)
+    return tuple(a for a in asks if a is not None and a.count > 0)
+
+
+class UsageHistory:
+    """Reads every GPU pod's allocation and use over a window from a Prometheus server."""
+
+    def __init__(self, url: str, timeout_s: float = 60.0, workers: int = 4) -> None:
+        self.query = PrometheusQuery(url, timeout_s, workers)
+        self.url = self.query.url
+        self.dcgm = GpuHistory(url, timeout_s, workers)
+
+    def pods(self, end: float, window_s: float, where: Directory | None = None) -> list[PodUsage]:
+        """The GPU pods of the ``window_s`` before ``end`` (aligned down to a bucket), with their use."""
+        bucket = bucket_seconds(window_s)
+        end = end // bucket * bucket
+        w, b = f"{round(window_s)}s", f"{round(bucket * 1000) - 1}ms"
+        fill = {"%s": _GPU, "{w}": w, "{b}": b, "{s}": f"{round(bucket)}s"}
+        queries = {k: _filled(q, fill) for k, q in _QUERIES.items()}
+        with ThreadPoolExecutor(max_workers=2) as pool:  # the DCGM and index reads beside the rest
+            dcgm = pool.submit(self.dcgm.series, end, window_s, where or Directory(), ("mean",), ("max",))
+            index = pool.submit(lambda: {n: self.query.series(n, end - window_s, end) for n in _LABELLED})
+            got = self.query.many(queries, end)
+            series, labelled = dcgm.result(), index.result()
+        full = max((v for _, v in got["full_bucket"].values()), default=0.0)
+        interval_h = bucket / full / 3600 if full else 0.0
+        return with_dcgm_use(_usage(got, labelled, interval_h), series)
+
+
+def _usage(
+    got: Mapping[str, Vector], labelled: Mapping[str, list[dict[str, str]]], interval_h: float
+) -> list[PodUsage]:
+    rows: dict[tuple[str, str], list[tuple[str, float]]] = defaultdict(list)
+    for field in ("requests", "limits"):
+        seen = set(rows)
+        for labels, value in got[field].values():
+            pod = (labels.get("namespace", ""), labels.get("pod", ""))
+            if pod not in seen:  # limits only where a pod has no requests (extended resources: equal)
+                rows[pod].append((labels.get("resource", ""), value))
+    running = {(lb.get("namespace", ""), lb.get("pod", "")): v for lb, v in got["running"].values()}
+    owners, pod_labels = _pods(labelled["kube_pod_owner"]), _pods(labelled["kube_pod_labels"])
+    info = _pods(labelled["kube_pod_info"])
+    nodes = {lb.get("node", ""): lb for lb in labelled["kube_node_labels"]}
+    out = []
+    for (namespace, name), asked in sorted(rows.items()):
+        node = nodes.get(info.get((namespace, name), {}).get("node", ""), {})
+        asks = _asks(asked, node)
+        labels = pod_labels.get((namespace, name), {})
+        if asks:
+            out.append(
+                PodUsage(
+                    namespace=namespace,
+                    name=name,
+                    owner=_owner(namespace, name, owners.get((namespace, name), {}), labels),
+                    asks=asks,
+                    running_hours=running.get((namespace, name), 0.0) * interval_h,
+                    product=node.get("label_nvidia_com_gpu_product") or None,
+                    labels={k[6:]: v for k, v in labels.items() if k.startswith("label_")},
+                )
+            )
+    return out

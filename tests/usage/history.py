@@ -1,0 +1,70 @@
+"""kube-state-metrics and DCGM exporter history for the usage tests and benchmark, as OpenMetrics for
+``promtool tsdb create-blocks-from openmetrics``.
+
+A :class:`Series` is one kube-state-metrics series: its name, labels and value per scrape (a number,
+or 1 from scrape ``on`` onward — a pod's ``phase="Running"`` series once it starts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import groupby
+
+from tests.rightsize.history import Gpu, openmetrics
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    labels: dict[str, str]
+    value: float = 1.0
+    on: int = 0  # the value from this scrape on; 0 before it
+
+
+def pod_series(
+    namespace: str,
+    pod: str,
+    node: str,
+    resource: str,
+    count: int,
+    owner: tuple[str, str] | None,
+    labels: dict[str, str],
+    running_from: int = 0,
+) -> list[Series]:
+    """The series kube-state-metrics exports for one pod asking for ``count`` of ``resource``."""
+    who = {"namespace": namespace, "pod": pod}
+    kind, name = owner or ("<none>", "<none>")
+    return [
+        Series("kube_pod_container_resource_requests", who | {"container": "main", "resource": resource}, count),
+        Series("kube_pod_status_phase", who | {"phase": "Running", "uid": f"uid-{pod}"}, 1.0, running_from),
+        Series("kube_pod_owner", who | {"owner_kind": kind, "owner_name": name, "owner_is_controller": "true"}),
+        Series("kube_pod_labels", who | {f"label_{k}": v for k, v in labels.items()}),
+        Series("kube_pod_info", who | {"node": node}),
+    ]
+
+
+def node_series(node: str, product: str, replicas: int = 1, strategy: str | None = None) -> Series:
+    labels = {"node": node, "label_nvidia_com_gpu_product": product, "label_nvidia_com_gpu_replicas": str(replicas)}
+    if strategy:
+        labels["label_nvidia_com_gpu_sharing_strategy"] = strategy
+    return Series("kube_node_labels", labels)
+
+
+def _text(labels: dict[str, str]) -> str:
+    return ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+
+
+def history(series: Iterable[Series], gpus: Sequence[Gpu], start: int, samples: int, interval_s: int) -> Iterator[str]:
+    """OpenMetrics of ``samples`` scrapes from ``start`` every ``interval_s``: the DCGM ``gpus``, then
+    the kube-state-metrics ``series``."""
+    for line in openmetrics(gpus, start, samples, interval_s):
+        if line != "# EOF\n":
+            yield line
+    for name, group in groupby(sorted(series, key=lambda s: s.name), key=lambda s: s.name):
+        yield f"# TYPE {name} gauge\n"
+        for s in group:
+            text = _text(s.labels)
+            for i in range(samples):
+                yield f"{name}{{{text}}} {s.value if i >= s.on else 0:g} {start + i * interval_s}\n"
+    yield "# EOF\n"
