@@ -37,16 +37,17 @@ def test_the_cli_prints_the_simulated_tenants_most_allocated_first(capsys: pytes
     # ml: train-llama 4 GPUs × 168 h + finetune 2 × 168 h = 1008 GPU-hours, all whole GPUs.
     assert lines[1].split()[:3] == ["ml", "2", "1008.0"]
     # serving: serve-70b 2 × 168 = 336; mig-inference 2 × 1g.5gb (1/7) × 30 h = 8.57;
-    # tiny-llm 2 of 4 T4 shares × 168 h = 84, embedder 1 share × 168 h = 42: 126 time-sliced.
+    # tiny-llm 2 of 4 T4 shares × 168 h = 84, embedder 1 share × 168 h = 42: 126 time-sliced;
+    # rocm-serve 2 MI300X × 168 h = 336 whole: 336 + 336 + 8.57 + 126 = 806.6.
     serving = next(line.split() for line in lines if line.startswith("serving"))
-    assert serving[:3] == ["serving", "4", "470.6"] and serving[5:8] == ["336.0", "8.6", "126.0"]
+    assert serving[:3] == ["serving", "5", "806.6"] and serving[5:8] == ["672.0", "8.6", "126.0"]
 
 
 def test_csv_has_one_row_per_tenant(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["usage", "--cluster", "simulated", "--window", "7d", "--by", "workload", "--csv"]) == 0
     rows = capsys.readouterr().out.splitlines()
     assert rows[0].startswith("tenant,pods,allocated_gpu_hours,used_gpu_hours,idle_gpu_hours")
-    assert len(rows) == 1 + 9  # the simulated cluster's 9 GPU pods, each its own workload
+    assert len(rows) == 1 + 10  # the simulated cluster's 10 GPU pods, each its own workload
     assert "serving/Pod/mig-inference,1,8.571," in "\n".join(rows)
 
 
@@ -75,7 +76,7 @@ def test_the_api_answers_by_label_and_exports_the_tenants(served: TestClient) ->
     reply = served.get("/v1/usage", params={"by": "namespace", "window": "7d"})
     assert reply.status_code == 200, reply.text
     doc = reply.json()
-    assert [t["tenant"] for t in doc["tenants"]] == ["ml", "media", "serving", "research"]
+    assert [t["tenant"] for t in doc["tenants"]] == ["ml", "serving", "media", "research"]
     assert doc["tenants"][0]["allocated_gpu_hours"] == 1008
     metrics = served.get("/metrics").text
     assert 'gpu_advisor_usage_gpu_hours{by="namespace",kind="allocated",tenant="ml"} 1008.0' in metrics
@@ -117,7 +118,7 @@ def test_serve_offers_prometheus_usage_or_the_simulated_one_and_none_else() -> N
     state = ClusterState("simulated")
     assert usage_source("kube", None, state, []) is None
     simulated = usage_source("simulated", None, state, [])
-    assert simulated is not None and len(simulated.read(NOW, 7 * 86400)) == 9
+    assert simulated is not None and len(simulated.read(NOW, 7 * 86400)) == 10
     live = usage_source("kube", "http://127.0.0.1:9/", state, [])
     assert live is not None and live.name == "http://127.0.0.1:9"
     with pytest.raises(OSError):
