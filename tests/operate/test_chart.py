@@ -32,6 +32,7 @@ SETUPS: dict[str, dict[str, Any]] = {
     "scheduler off": {"scheduler": {"enabled": False}},
     "enforce by default": {"admission": {"defaultMode": "enforce"}},
     "admission off by default": {"admission": {"defaultMode": "off"}},
+    "API behind access review": {"advisor": {"apiAuth": "access-review"}},
     "everything set": {
         "image": {"tag": "0.1.1", "digest": "sha256:" + "ab" * 32},
         "advisor": {"prometheusUrl": "http://prometheus-operated.monitoring.svc:9090", "routeGpuPodsTo": "gpu-advisor"},
@@ -303,3 +304,28 @@ def test_the_notes_say_how_to_verify_the_install() -> None:
     assert "kubectl -n gpu-advisor rollout status deployment/gpu-advisor" in text
     assert "kubectl -n gpu-advisor logs job/gpu-advisor-certs" in text
     assert "curl -s localhost:8080/readyz" in text
+
+
+@pytest.mark.parametrize(
+    ("api_auth", "flag", "allowed"),
+    [
+        ("", None, None),
+        ("token", "--api-auth", {"tokenreviews"}),
+        ("access-review", "--api-access-review", {"tokenreviews", "subjectaccessreviews"}),
+    ],
+)
+def test_api_auth_passes_its_flag_and_grants_only_the_reviews_it_makes(
+    api_auth: str, flag: str | None, allowed: set[str] | None
+) -> None:
+    docs = render({"advisor": {"apiAuth": api_auth}})
+    args = one(docs, "Deployment", "gpu-advisor")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert [a for a in args if a.startswith("--api-")] == ([flag] if flag else [])
+    roles = [d for d in docs if d["kind"] == "ClusterRole" and d["metadata"]["name"] == "gpu-advisor-api-auth"]
+    if allowed is None:
+        assert roles == []
+        return
+    (role,) = roles
+    assert {r for rule in role["rules"] for r in rule["resources"]} == allowed
+    assert all(rule["verbs"] == ["create"] for rule in role["rules"])
+    binding = one(docs, "ClusterRoleBinding", "gpu-advisor-api-auth")
+    assert binding["subjects"][0]["name"] == "gpu-advisor"
