@@ -153,3 +153,26 @@ def test_the_pod_view_shows_right_sizing_from_the_servers_gpu_history(browser: C
         wait_for(browser, "#rightsize p b")
         # 2 GPUs held, 0.44 used: SM p95 35 % of 2 GPUs is 0.70 GPUs of demand, ÷ 80 % target → 1 GPU
         assert browser.find_element(By.CSS_SELECTOR, "#rightsize p").text == "Right-sizing: 2 → 1 GPU (high confidence)"
+
+
+def test_the_nvl72_rack_is_one_box_of_eighteen_trays_and_a_click_drills_to_a_tray(browser: Chrome) -> None:
+    with served("--cluster", "simulated-rack") as (port, _, _):
+        base = f"http://127.0.0.1:{port}"
+        network_events(browser)
+        browser.get(base + "/")
+        wait_for(browser, ".rack")
+        [rack] = browser.find_elements(By.CSS_SELECTOR, ".rack")
+        assert rack.find_element(By.CSS_SELECTOR, ".rack-title").text == "NVLink clique 4fc6b5a0.32766"
+        # 18 trays × 4 GB200 = 72 GPUs, all free in the simulated rack
+        assert rack.find_element(By.CSS_SELECTOR, ".rack-counts").text == "18 trays · 72 GPUs · 72 free · 0 allocated"
+        assert len(rack.find_elements(By.CSS_SELECTOR, ".node")) == 18
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".nodes > .node")) == 18 + 7  # and the 7 others, loose
+        rack.find_element(By.LINK_TEXT, "nvl72-tray-03").click()
+        wait_for(browser, "#clique")
+        assert browser.current_url == base + "/nodes/nvl72-tray-03"
+        clique = browser.find_element(By.ID, "clique")
+        mates = ", ".join(f"nvl72-tray-{t:02d}" for t in range(1, 19) if t != 3)
+        assert clique.text == f"NVLink clique 4fc6b5a0.32766 · rack-mates: {mates}"
+        assert len(clique.find_elements(By.CSS_SELECTOR, "a")) == 17
+        assert hosts_asked(network_events(browser)) == {"127.0.0.1"}
+        assert csp_violations(browser) == []

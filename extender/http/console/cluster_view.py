@@ -7,6 +7,7 @@ from typing import Any
 
 from extender.cluster.state import NodeState
 from extender.http.advisor import Advisor
+from extender.http.console.rack_view import rack_cards
 from extender.http.console.tiles import gpu_tiles
 from extender.model.readings import TelemetryBoard
 
@@ -72,4 +73,5 @@ def cluster_view(advisor: Advisor) -> dict[str, Any]:
         "products": sorted({c["product"] for c in cards if c["product"]}),
         "namespaces": sorted({ns for c in cards for ns in c["namespaces"]}),
         "nodes": cards,
+        "racks": rack_cards(nodes),  # nodes sharing an NVLink clique, drawn as one box around their cards
     }

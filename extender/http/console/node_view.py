@@ -9,6 +9,7 @@ from typing import Any
 from extender.cluster.state import NodeState
 from extender.http.advisor import Advisor
 from extender.http.console.cluster_view import node_card
+from extender.http.console.rack_view import clique_card
 from extender.model.topology import GpuTopology
 from extender.placement import Placer
 
@@ -67,4 +68,5 @@ def node_view(advisor: Advisor, node: NodeState) -> dict[str, Any]:
     view["wiring"] = wiring(topo) if topo is not None else None
     view["topology_problem"] = node.topology_problem
     view["best_sets"] = best_sets(node, advisor.state.machines.placer, advisor.policy.placement)
+    view["clique"] = clique_card(node, advisor.state.nodes())
     return view

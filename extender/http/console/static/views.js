@@ -36,8 +36,27 @@ window.GA = window.GA || {};
       el("h1", { text: "Cluster · " + doc.source }),
       totals(doc.totals), GA.legend(),
       el("div", { class: "filters" }, select("product", doc.products, redraw), select("namespace", doc.namespaces, redraw)),
-      el("div", { class: "nodes" }, shown.map(nodeCard)));
+      racked(doc.racks || [], shown));
   };
+
+  // Nodes that share an NVLink clique sit in one rack box (its trays, GPUs and pod groups); the rest
+  // stay a plain grid of cards.
+  function racked(racks, shown) {
+    const inRack = new Set(racks.flatMap((r) => r.trays));
+    const loose = shown.filter((n) => !inRack.has(n.name));
+    return el("div", {},
+      racks.map((r) => rackBox(r, shown.filter((n) => r.trays.includes(n.name)))).filter((box) => box),
+      loose.length ? el("div", { class: "nodes" }, loose.map(nodeCard)) : null);
+  }
+
+  function rackBox(r, trays) {
+    if (!trays.length) return null;  // every tray filtered out: no empty box
+    return el("section", { class: "rack", "data-clique": r.clique },
+      el("h2", { class: "rack-title", title: r.clique, text: "NVLink clique " + r.short }),
+      el("div", { class: "muted rack-counts", text: r.trays.length + " trays · " + r.gpus + " GPUs · " + r.free + " free · " + r.allocated + " allocated" }),
+      r.groups.length ? el("ul", { class: "rack-groups" }, r.groups.map((g) => el("li", { text: g.kind + " " + g.key + ": " + g.text }))) : null,
+      el("div", { class: "nodes" }, trays.map(nodeCard)));
+  }
 
   function bestSets(view, lightUp) {
     return table(["k", "GPUs", "score", "NVLink pairs", "why none"],
@@ -53,6 +72,8 @@ window.GA = window.GA || {};
     return el("div", {},
       el("h1", { text: "Node " + view.name }),
       el("p", { class: "muted", text: (view.product || "unknown product") + " · " + view.sharing + " · " + view.gpus_free + "/" + view.gpus_allocatable + " free · " + GA.age(view.telemetry_age_s) }),
+      view.clique ? el("p", { class: "clique", id: "clique" }, "NVLink clique ", el("b", { title: view.clique.clique, text: view.clique.short }),
+        " · rack-mates: ", view.clique.rack_mates.flatMap((m, i) => [i ? ", " : "", link(GA.nodeHref(m), m)])) : null,
       GA.legend(),
       el("div", { class: "split" },
         el("div", {}, holder, el("h2", { text: "Links (NVLink count, else PCIe level)" }), GA.pcieTable(view)),
