@@ -11,7 +11,7 @@ answers those very bytes. Then wrk (one thread, 1 and 8 connections) POSTs real 
 in turn) to /scheduler/filter and /scheduler/prioritize of each, advisor then no-op, for ``--duration``
 seconds each; then all again with a telemetry refresh of every GPU every ``--refresh-every`` seconds
 (each such run lasting at least that long). Last, the first call of new pod shapes (cold) at 500 and
-5,000 names: known GPU counts with a new VRAM declaration, and GPU counts never asked before.
+5,000 names, as benchmarks/wire_cold.py measures them (that script alone: start-up and cold calls).
 
 Prints req/s, p50/p99 and the advisor/no-op ratio; writes wire.csv and wire.png to ``--out``.
 All traffic goes to 127.0.0.1. The machine should be otherwise idle: compare ratios, not absolutes.
@@ -32,7 +32,6 @@ import http.client
 import importlib.util
 import json
 import os
-import random
 import shutil
 import socket
 import statistics
@@ -46,17 +45,12 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 VERBS = ("filter", "prioritize")
 SHAPES = (1, 2, 4, 8)
-SETTLE_PODS = 1_100
 TEMPLATE = HERE.parent / "tests/data/kube/extender-filter-cache.json"
 
 
 def synthetic_snapshot(nodes: int) -> dict[str, Any]:
     """The synthetic cluster benchmarks/extender.py measures (loaded from that file, not copied)."""
-    spec = importlib.util.spec_from_file_location("bench_extender", HERE / "extender.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.synthetic_cluster(nodes)  # type: ignore[no-any-return]
+    return sibling("extender").synthetic_cluster(nodes)  # type: ignore[no-any-return]
 
 
 def body(names: list[str], gpus: int, memory_gib: int | None = None, replica: int = 0) -> str:
@@ -217,62 +211,6 @@ def print_row(row: dict[str, Any]) -> None:
     )
 
 
-def cold_calls(snapshot: Path, names: list[str], counts: list[int]) -> dict[tuple[int, str], list[tuple[float, float]]]:
-    """(wall ms, server CPU ms) of the first call of each new pod shape (filter; a fresh connection
-    each), by (names, kind): "VRAM" — pods of 1, 2, 4, 8 GPUs (sizes the cluster has seen) each
-    declaring a VRAM no pod declared before; "size" — pods of 3, 5, 6, 7 GPUs, sizes no pod asked for
-    before. The server's CPU time (all its threads, from /proc) says what a call costs when the
-    machine is busy with other work and wall time is not its own."""
-    port = free_port()
-    argv = [sys.executable, str(HERE / "wire_servers.py"), "advisor", "--snapshot", str(snapshot), "--port", str(port)]
-    found: dict[tuple[int, str], list[tuple[float, float]]] = {}
-    with server(argv, port) as (proc, _):
-
-        def timed(text: str) -> tuple[float, float]:
-            cpu = cpu_seconds(proc.pid)
-            wall = post(port, "/scheduler/filter", text)[0]
-            return wall * 1e3, (cpu_seconds(proc.pid) - cpu) * 1e3
-
-        # A live advisor has counted the cluster's running pods into its learned mix at start; this
-        # snapshot has none. Count 1,100 pods first, so that no renewal of the mix (at 1, 2, 4 … 1,024
-        # pods, then every 2,048) falls among the calls measured: one makes every shape's next call
-        # cold like a GPU count never asked, and is rare in a running cluster.
-        for i in range(SETTLE_PODS):
-            post(port, "/scheduler/filter", body(names[:1], 1, replica=100_000 + i))
-        for count in counts:  # the shapes that benchmarks/wire.py's warm runs ask about, seen once
-            for k in SHAPES:
-                post(port, "/scheduler/filter", body(names[:count], k))
-        for count in counts:
-            memories = [1 + n + 10 * counts.index(count) for n in range(8)]  # VRAM no call asked about yet
-            pairs = zip(SHAPES * 2, memories, strict=True)
-            found[(count, "VRAM")] = [timed(body(names[:count], k, m)) for k, m in pairs]
-        for count in counts:
-            sizes = (3, 5, 6, 7) if count == counts[0] else (7, 6, 5, 3)
-            found[(count, "size")] = [timed(body(names[:count], k)) for k in sizes]
-    return found
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU seconds all threads of a process have run so far (nanoseconds in each task's schedstat)."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            total += int((task / "schedstat").read_text().split()[0])
-        except (OSError, IndexError, ValueError):  # a thread that ended meanwhile
-            continue
-    return total / 1e9
-
-
-def startup(snapshot: Path) -> tuple[float, float]:
-    """(seconds to /readyz, resident MiB once ready) of ``gpu-advisor serve --cluster FILE``."""
-    port = free_port()
-    code = "import sys; from gpu_advisor.cli import main; sys.exit(main(sys.argv[1:]))"
-    argv = [sys.executable, "-c", code, "serve", "--cluster", str(snapshot), "--port", str(port)]
-    with server(argv, port) as (proc, seconds):
-        time.sleep(0.5)
-        return seconds, rss_mib(proc.pid)[0]
-
-
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
     import matplotlib
 
@@ -312,41 +250,24 @@ def main() -> int:
         help="seconds between telemetry refreshes in the refresh runs, each of which lasts at least this long "
         "(default 5: three times the rate of the Prometheus poll's default 15 s)",
     )
-    parser.add_argument("--cold-only", action="store_true", help="only start-up and the cold first calls")
     parser.add_argument("--out", type=Path, default=HERE / "results", help="where wire.csv and wire.png go")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("wrk is not installed: apt-get install wrk (Debian/Ubuntu) or brew install wrk", file=sys.stderr)
         return 2
     args.counts = [c for c in args.counts if c <= args.nodes]
+    cold = sibling("wire_cold")  # start-up and the cold first calls: benchmarks/wire_cold.py
     with tempfile.TemporaryDirectory(prefix="wire-bench-") as tmp:
         work = Path(tmp)
-        snapshot = work / "cluster.json"
-        doc = synthetic_snapshot(args.nodes)
-        snapshot.write_text(json.dumps(doc))
-        names = [n["name"] for n in doc["nodes"]]
-        random.Random(1).shuffle(names)
-        print(f"snapshot: {args.nodes} nodes, {snapshot.stat().st_size / 1e6:.1f} MB JSON; load {os.getloadavg()}")
-        seconds, rss = startup(snapshot)
+        snapshot, names = cold.write_snapshot(work, args.nodes)
+        seconds, rss = cold.startup(snapshot)
         print(f"gpu-advisor serve --cluster FILE: ready in {seconds:.2f} s, {rss:.0f} MiB resident")
-        rows = []
-        if not args.cold_only:
-            print(
-                f"{'refresh':>7} {'names':>5} {'verb':<10} {'c':>2} {'adv r/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
-                f"{'noop r/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'ratio':>7}"
-            )
-            rows = measure(args, snapshot, work, names)
-        cold = cold_calls(snapshot, names, [c for c in args.counts if c >= 500])
-    for (count, kind), times in cold.items():
-        walls, cpus = [t[0] for t in times], [t[1] for t in times]
-        listed = ", ".join(f"{t:.1f}" for t in walls)
-        what = "a known size with a new VRAM declaration" if kind == "VRAM" else "a GPU count never asked before"
         print(
-            f"cold first call, {what}, {count} names (ms): {listed}; median {statistics.median(walls):.1f}, "
-            f"max {max(walls):.1f}; server CPU median {statistics.median(cpus):.1f} ms"
+            f"{'refresh':>7} {'names':>5} {'verb':<10} {'c':>2} {'adv r/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
+            f"{'noop r/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'ratio':>7}"
         )
-    if not rows:
-        return 0
+        rows = measure(args, snapshot, work, names)
+        cold.report(cold.cold_calls(snapshot, names, [c for c in args.counts if c >= 500]))
     args.out.mkdir(parents=True, exist_ok=True)
     with (args.out / "wire.csv").open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -355,6 +276,15 @@ def main() -> int:
     plot(rows, args.out / "wire.png")
     print(f"wrote {args.out / 'wire.csv'} and {args.out / 'wire.png'}; start-up {seconds:.2f} s, {rss:.0f} MiB")
     return 0
+
+
+def sibling(name: str) -> Any:
+    """Another script of this folder as a module (the folder is not on sys.path: see the top)."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", HERE / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ Filter rejections name their reason; ``unresolvable`` marks those no preemption 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from extender.cluster.state import NodeState
 from extender.model.pods import PodRequest
@@ -58,10 +58,35 @@ def judge_all(
         return [Verdict(name, True, "pod asks for no GPU: not judged", score=0) for name in names]
     shape, known, epoch, work, bare = _setup(request, nodes, telemetry, policy, now, memo, placer or Placer(), mix)
     lookup = nodes.get
-    made: list[tuple[NodeState, Verdict, float, bool]] = []  # (node, verdict, valid until, newly worked out)
+    work_out, made, bare_made = _worker(shape, work, bare, lookup, now)
+    # The hot path at 5,000 candidates: one probe per node (a Verdict is always truthy).
+    recall = known.get
+    verdicts = [recall(name) or work_out(name) for name in names]
+    if memo is not None:
+        memo.remember(shape, known, made, lookup, epoch)
+        if bare is not None:
+            memo.remember(bare[0], bare[1], bare_made, lookup, epoch)
+    else:
+        for node, verdict, valid_until, new in made:
+            if new:
+                keep(node, shape, (verdict, valid_until))
+    # The clique term reads other nodes (where a group's members are): applied after the memo, never kept.
+    verdicts = toward_clique(request, verdicts, nodes)
+    return on_the_wire(verdicts) if ranked else verdicts
+
+
+_Made = list[tuple[NodeState, Verdict, float, bool]]  # (node, verdict, valid until, newly worked out)
+
+
+def _worker(
+    shape: Shape, work: Work, bare: _Bare | None, lookup: Callable[[str], NodeState | None], now: float
+) -> tuple[Callable[[str], Verdict], _Made, _Made]:
+    """The verdict of a node the shape's table lacks, and what it made: for the shape, and for the
+    pod without its VRAM declaration (a closure: at 5,000 candidates locals beat attributes)."""
+    made: _Made = []
+    bare_made: _Made = []
     bare_get = None if bare is None else bare[1].get
     bare_until = float("inf") if bare is None else bare[2]
-    bare_made: list[tuple[NodeState, Verdict, float, bool]] = []
 
     def work_out(name: str) -> Verdict:
         node = lookup(name)
@@ -81,20 +106,7 @@ def judge_all(
             bare_made.append((node, verdict, valid_until, False))
         return verdict
 
-    # The hot path at 5,000 candidates: one probe per node (a Verdict is always truthy).
-    recall = known.get
-    verdicts = [recall(name) or work_out(name) for name in names]
-    if memo is not None:
-        memo.remember(shape, known, made, lookup, epoch)
-        if bare is not None:
-            memo.remember(bare[0], bare[1], bare_made, lookup, epoch)
-    else:
-        for node, verdict, valid_until, new in made:
-            if new:
-                keep(node, shape, (verdict, valid_until))
-    # The clique term reads other nodes (where a group's members are): applied after the memo, never kept.
-    verdicts = toward_clique(request, verdicts, nodes)
-    return on_the_wire(verdicts) if ranked else verdicts
+    return work_out, made, bare_made
 
 
 def _setup(

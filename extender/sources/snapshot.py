@@ -127,6 +127,23 @@ def _topology(entry: Mapping[str, Any], where: str) -> GpuTopology | None:
         raise SnapshotError(f"{where}: {exc}") from None
 
 
+def _read_telemetry(entries: Any, name: str, where: str, readings: dict[tuple[str, str], GpuReading]) -> None:
+    """A short node's ``telemetry`` list into ``readings``, keyed (node, "#index")."""
+    for m, reading in enumerate(entries):
+        if not isinstance(reading, Mapping) or not isinstance(reading.get("gpu"), int):
+            raise SnapshotError(f"{where}.telemetry[{m}]: each reading needs an integer 'gpu'")
+        total = reading.get("memory_total_mib")
+        used = reading.get("memory_used_mib")
+        readings[(name, f"#{reading['gpu']}")] = GpuReading(
+            sm_util=reading.get("sm_util"),
+            memory_used_mib=used,
+            memory_free_mib=(total - used) if total is not None and used is not None else None,
+            at=parse_time(reading.get("at")),
+            pod=reading.get("pod"),
+            sm_history=tuple(float(x) for x in reading.get("sm_history") or ()),
+        )
+
+
 def _short_node(entry: Any, n: int, at: float, readings: dict[tuple[str, str], GpuReading]) -> dict[str, Any]:
     where = f"nodes[{n}]"
     if not isinstance(entry, Mapping) or not entry.get("name"):
@@ -153,19 +170,7 @@ def _short_node(entry: Any, n: int, at: float, readings: dict[tuple[str, str], G
             raise SnapshotError(f"{where}: 'free' must be a list of GPU indices")
         free_at = parse_time(entry.get("free_at")) or at
         annotations[ANNOTATION_FREE_GPUS] = FreeReport(tuple(sorted(free)), free_at).to_json()
-    for m, reading in enumerate(entry.get("telemetry") or []):
-        if not isinstance(reading, Mapping) or not isinstance(reading.get("gpu"), int):
-            raise SnapshotError(f"{where}.telemetry[{m}]: each reading needs an integer 'gpu'")
-        total = reading.get("memory_total_mib")
-        used = reading.get("memory_used_mib")
-        readings[(name, f"#{reading['gpu']}")] = GpuReading(
-            sm_util=reading.get("sm_util"),
-            memory_used_mib=used,
-            memory_free_mib=(total - used) if total is not None and used is not None else None,
-            at=parse_time(reading.get("at")),
-            pod=reading.get("pod"),
-            sm_history=tuple(float(x) for x in reading.get("sm_history") or ()),
-        )
+    _read_telemetry(entry.get("telemetry") or [], name, where, readings)
     resources = {resource: str(gpus), **{k: str(v) for k, v in mig.items()}}
     capacities = {**resources, resource: str(capacity)}
     taints = entry.get("taints") or []

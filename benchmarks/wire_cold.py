@@ -1,0 +1,139 @@
+"""Start-up and the first call of new pod shapes (cold), over the wire, against the 5,000-node cluster.
+
+    python benchmarks/wire_cold.py [--nodes 5000] [--counts 500,5000]
+
+Writes the synthetic cluster of benchmarks/extender.py as a JSON snapshot, measures ``gpu-advisor serve
+--cluster FILE`` to /readyz and its resident memory, then starts the advisor of benchmarks/wire_servers.py
+and times the first filter call of new pod shapes (a fresh connection each), wall time and the server's
+CPU time. benchmarks/wire.py runs the same after its warm and refresh runs. All traffic to 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# Run as a script, this file's folder comes first on sys.path (see benchmarks/extender.py).
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    sys.path.pop(0)
+
+import argparse
+import importlib.util
+import json
+import os
+import random
+import statistics
+import tempfile
+import time
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+SETTLE_PODS = 1_100
+
+
+def _wire() -> Any:
+    """benchmarks/wire.py as a module: its bodies, server and client helpers."""
+    spec = importlib.util.spec_from_file_location("bench_wire", HERE / "wire.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+wire = _wire()
+SHAPES = wire.SHAPES
+
+
+def write_snapshot(work: Path, nodes: int) -> tuple[Path, list[str]]:
+    """The synthetic cluster as a JSON file in ``work``, and its node names in a fixed shuffled order."""
+    snapshot = work / "cluster.json"
+    doc = wire.synthetic_snapshot(nodes)
+    snapshot.write_text(json.dumps(doc))
+    names = [n["name"] for n in doc["nodes"]]
+    random.Random(1).shuffle(names)
+    print(f"snapshot: {nodes} nodes, {snapshot.stat().st_size / 1e6:.1f} MB JSON; load {os.getloadavg()}")
+    return snapshot, names
+
+
+def cold_calls(snapshot: Path, names: list[str], counts: list[int]) -> dict[tuple[int, str], list[tuple[float, float]]]:
+    """(wall ms, server CPU ms) of the first call of each new pod shape (filter; a fresh connection
+    each), by (names, kind): "VRAM" — pods of 1, 2, 4, 8 GPUs (sizes the cluster has seen) each
+    declaring a VRAM no pod declared before; "size" — pods of 3, 5, 6, 7 GPUs, sizes no pod asked for
+    before. The server's CPU time (all its threads, from /proc) says what a call costs when the
+    machine is busy with other work and wall time is not its own."""
+    port = wire.free_port()
+    argv = [sys.executable, str(HERE / "wire_servers.py"), "advisor", "--snapshot", str(snapshot), "--port", str(port)]
+    found: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    with wire.server(argv, port) as (proc, _):
+
+        def timed(text: str) -> tuple[float, float]:
+            cpu = cpu_seconds(proc.pid)
+            wall = wire.post(port, "/scheduler/filter", text)[0]
+            return wall * 1e3, (cpu_seconds(proc.pid) - cpu) * 1e3
+
+        # A live advisor has counted the cluster's running pods into its learned mix at start; this
+        # snapshot has none. Count 1,100 pods first, so that no renewal of the mix (at 1, 2, 4 … 1,024
+        # pods, then every 2,048) falls among the calls measured: one makes every shape's next call
+        # cold like a GPU count never asked, and is rare in a running cluster.
+        for i in range(SETTLE_PODS):
+            wire.post(port, "/scheduler/filter", wire.body(names[:1], 1, replica=100_000 + i))
+        for count in counts:  # the shapes that benchmarks/wire.py's warm runs ask about, seen once
+            for k in SHAPES:
+                wire.post(port, "/scheduler/filter", wire.body(names[:count], k))
+        for count in counts:
+            memories = [1 + n + 10 * counts.index(count) for n in range(8)]  # VRAM no call asked about yet
+            pairs = zip(SHAPES * 2, memories, strict=True)
+            found[(count, "VRAM")] = [timed(wire.body(names[:count], k, m)) for k, m in pairs]
+        for count in counts:
+            sizes = (3, 5, 6, 7) if count == counts[0] else (7, 6, 5, 3)
+            found[(count, "size")] = [timed(wire.body(names[:count], k)) for k in sizes]
+    return found
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds all threads of a process have run so far (nanoseconds in each task's schedstat)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, IndexError, ValueError):  # a thread that ended meanwhile
+            continue
+    return total / 1e9
+
+
+def startup(snapshot: Path) -> tuple[float, float]:
+    """(seconds to /readyz, resident MiB once ready) of ``gpu-advisor serve --cluster FILE``."""
+    port = wire.free_port()
+    code = "import sys; from gpu_advisor.cli import main; sys.exit(main(sys.argv[1:]))"
+    argv = [sys.executable, "-c", code, "serve", "--cluster", str(snapshot), "--port", str(port)]
+    with wire.server(argv, port) as (proc, seconds):
+        time.sleep(0.5)
+        return seconds, wire.rss_mib(proc.pid)[0]
+
+
+def report(cold: dict[tuple[int, str], list[tuple[float, float]]]) -> None:
+    for (count, kind), times in cold.items():
+        walls, cpus = [t[0] for t in times], [t[1] for t in times]
+        listed = ", ".join(f"{t:.1f}" for t in walls)
+        what = "a known size with a new VRAM declaration" if kind == "VRAM" else "a GPU count never asked before"
+        print(
+            f"cold first call, {what}, {count} names (ms): {listed}; median {statistics.median(walls):.1f}, "
+            f"max {max(walls):.1f}; server CPU median {statistics.median(cpus):.1f} ms"
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=5000, help="nodes in the synthetic cluster (default 5000)")
+    parser.add_argument("--counts", type=lambda s: [int(x) for x in s.split(",")], default=[500, 5000])
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="wire-cold-") as tmp:
+        snapshot, names = write_snapshot(Path(tmp), args.nodes)
+        seconds, rss = startup(snapshot)
+        print(f"gpu-advisor serve --cluster FILE: ready in {seconds:.2f} s, {rss:.0f} MiB resident")
+        report(cold_calls(snapshot, names, [c for c in args.counts if c <= args.nodes]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
