@@ -1,39 +1,61 @@
-"""The Nodes and Pods the API server watch has delivered, and the cluster model built from them.
+"""The Nodes, Pods and DRA objects the API server watch has delivered, and the cluster model built from them.
 
 Every object is applied on its own and contained: whatever one Node or Pod holds, applying it never
 raises to the watch (which would replay the same event forever) and never stops a list from
 finishing (which would keep the model from ever becoming ready). What could not be read is counted
 in ``gpu_advisor_invalid_objects`` and logged once (``extender.sources.invalid``).
+
+DRA GPUs are seen through ``extender.cluster.dra_view`` as a snapshot sees them: a node's slices give
+it ``nvidia.com/gpu`` and a free report (the devices no allocated claim holds), a pod's claims give it
+its count. A slice or claim event rebuilds only the nodes whose devices or holders changed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from extender.cluster.bound_pods import MALFORMED, Invalid, read_bound_pod
 from extender.cluster.containment import contained_node_state
+from extender.cluster.dra_view import DraObjects, node_through_slices, pod_through_claims
 from extender.cluster.state import BoundPod, ClusterState, NodeState
 from extender.sources.invalid import InvalidObjects
 from extender.sources.kube import slim_node
 from extender.sources.pod_index import PodIndex
 
-__all__ = ["KubeModel"]
+__all__ = ["DRA_RESOURCES", "KubeModel"]
+
+# resource.k8s.io/v1 plural → the kind its list items are (a list leaves ``kind`` off each item)
+DRA_RESOURCES = {
+    "resourceslices": "ResourceSlice",
+    "resourceclaims": "ResourceClaim",
+    "resourceclaimtemplates": "ResourceClaimTemplate",
+}
 
 
 class KubeModel:
-    def __init__(self, state: ClusterState, invalid: InvalidObjects) -> None:
+    def __init__(self, state: ClusterState, invalid: InvalidObjects, clock: Callable[[], float] = time.time) -> None:
         self.state = state
         self.invalid = invalid
+        self.clock = clock
         self.nodes: dict[str, dict[str, Any]] = {}
         self.pods: dict[str, tuple[str, BoundPod]] = {}  # pod uid → (node, pod)
         self.pod_index = PodIndex()  # every bound pod's node and IP, for placing telemetry series
+        self.dra: dict[str, dict[str, Mapping[str, Any]]] = {what: {} for what in DRA_RESOURCES}
+        # Bound pods that ask through claims, as sent: re-read when a claim or template they name changes.
+        self.claim_pods: dict[str, Mapping[str, Any]] = {}
         self.lock = threading.Lock()
 
     def _node_state(self, name: str) -> NodeState:
         pods = [p for node, p in self.pods.values() if node == name]
-        state, problems = contained_node_state(self.nodes[name], pods, self.state.machines)
+        node: Mapping[str, Any] = self.nodes[name]
+        # A slice shape dra_view does not foresee: the node as the API server wrote it.
+        with contextlib.suppress(Exception):
+            node = node_through_slices(node, self.state.dra, self.clock())
+        state, problems = contained_node_state(dict(node), pods, self.state.machines)
         self.invalid.update("Node", name, problems)
         return state
 
@@ -65,7 +87,7 @@ class KubeModel:
         uid, key = _uid(obj), _pod_key(obj)
         try:
             self.pod_index.put(kind, obj)
-            reading = read_bound_pod(obj) if kind != "DELETED" else None
+            reading = self._read_pod(obj) if kind != "DELETED" else None
         except Exception as exc:  # a shape read_bound_pod does not foresee: keep what the model had
             self.invalid.update("Pod", key, (Invalid("Pod", key, MALFORMED, f"{type(exc).__name__}: {exc}"[:300]),))
             return
@@ -78,12 +100,77 @@ class KubeModel:
                 self.pods[uid] = reading.found
                 touched.add(reading.found[0])
             self.invalid.update("Pod", key, reading.problems if reading else ())
+            self._keep_claim_pod(uid, obj if reading is not None else None)
             self._rebuild(touched)
 
+    def _read_pod(self, obj: Mapping[str, Any]) -> Any:
+        return read_bound_pod(pod_through_claims(obj, self.state.dra))
+
+    def _keep_claim_pod(self, uid: str, obj: Mapping[str, Any] | None) -> None:
+        spec = obj.get("spec") if obj is not None else None
+        if obj is not None and isinstance(spec, Mapping) and spec.get("resourceClaims"):
+            self.claim_pods[uid] = obj
+        else:
+            self.claim_pods.pop(uid, None)
+
+    def set_dra(self, what: str, kind: str, obj: Mapping[str, Any]) -> None:
+        """Apply one watch event for a ResourceSlice, ResourceClaim or ResourceClaimTemplate."""
+        key = _pod_key(obj)  # namespace/name; slices are cluster-wide, so theirs is default/name
+        with self.lock:
+            if kind == "DELETED":
+                self.dra[what].pop(key, None)
+            else:
+                self.dra[what][key] = obj
+            self._refresh_dra()
+
+    def _refresh_dra(self) -> None:
+        """Read the DRA objects anew and rebuild the nodes whose GPUs, holders or claim pods changed."""
+        old = self.state.dra
+        items = ({**o, "kind": DRA_RESOURCES[what]} for what, objs in self.dra.items() for o in objs.values())
+        try:
+            new = DraObjects.read(items)
+        except Exception as exc:  # contained like any object: the model keeps the DRA view it had
+            problem = Invalid("DRA", "(objects)", MALFORMED, f"{type(exc).__name__}: {exc}"[:300])
+            self.invalid.update("DRA", "(objects)", (problem,))
+            return
+        self.invalid.update("DRA", "(objects)", ())
+        self.state.dra = new
+        touched = {
+            name
+            for name in {*old.gpus, *new.gpus, *old.held, *new.held}
+            if (old.gpus.get(name), old.held.get(name), old.allocated_at.get(name))
+            != (new.gpus.get(name), new.held.get(name), new.allocated_at.get(name))
+        }
+        if (old.claims, old.templates) != (new.claims, new.templates):
+            touched |= self._reread_claim_pods()
+        self._rebuild(touched & self.nodes.keys())
+
+    def _reread_claim_pods(self) -> set[str]:
+        """The nodes of pods whose GPU count changed with the claims they name."""
+        touched = set()
+        for uid, obj in self.claim_pods.items():
+            try:
+                reading = self._read_pod(obj)
+            except Exception:  # see set_pod: the pod stays as it was read
+                continue
+            old = self.pods.get(uid)
+            if reading.found == old:
+                continue
+            self.pods.pop(uid, None)
+            if reading.found:
+                self.pods[uid] = reading.found
+            touched |= {found[0] for found in (old, reading.found) if found}
+        return touched
+
     def replace(self, what: str, items: list[Any]) -> None:
-        """A full list of nodes or pods: the model is rebuilt from it, one contained object at a time."""
+        """A full list of nodes, pods or one DRA kind: the model is rebuilt from it, one contained object
+        at a time."""
         objects = [i for i in items if isinstance(i, Mapping)]
         with self.lock:
+            if what in DRA_RESOURCES:
+                self.dra[what] = {_pod_key(i): i for i in objects}
+                self._refresh_dra()
+                return
             if what == "nodes":
                 self.nodes = {name: _slim_or_bare(i, name) for i in objects if (name := _name(i))}
                 self.invalid.retain("Node", self.nodes)
@@ -93,18 +180,20 @@ class KubeModel:
 
     def _replace_pods(self, objects: list[Mapping[str, Any]]) -> None:
         self.pods = {}
+        self.claim_pods = {}
         seen = []
         for item in objects:
             key = _pod_key(item)
             seen.append(key)
             try:
-                reading = read_bound_pod(item)
+                reading = self._read_pod(item)
             except Exception as exc:  # see set_pod
                 self.invalid.update("Pod", key, (Invalid("Pod", key, MALFORMED, f"{type(exc).__name__}: {exc}"[:300]),))
                 continue
             self.invalid.update("Pod", key, reading.problems)
             if reading.found:
                 self.pods[_uid(item)] = reading.found
+            self._keep_claim_pod(_uid(item), item)
         self.invalid.retain("Pod", seen)
         self.pod_index.reset(objects)
 

@@ -1,4 +1,5 @@
-"""ClusterState from the live API server: list + watch of Nodes and Pods with the kubernetes client.
+"""ClusterState from the live API server: list + watch of Nodes, Pods and the resource.k8s.io/v1
+ResourceSlices, ResourceClaims and ResourceClaimTemplates DRA GPUs are read from, with the kubernetes client.
 
 Objects are kept as the raw JSON the API server sends (the same shapes a snapshot holds), trimmed to
 what the advisor reads, and applied one contained object at a time (``extender.sources.kube_model``).
@@ -6,6 +7,9 @@ A dropped watch resumes from the last resourceVersion; an expired one (410 Gone)
 are retried with capped exponential backoff and full jitter. All of it runs on background threads:
 a request never waits on the API server. How each watch fares is kept in :class:`WatchHealth` (the
 ``gpu_advisor_watch_*`` metrics and what ``/readyz`` says).
+
+A cluster without the DRA API (404 on resource.k8s.io/v1, or a role that does not grant it: 403) is
+"not offered": logged once, read as no DRA objects, and asked again quietly once a watch period.
 """
 
 from __future__ import annotations
@@ -18,13 +22,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
 from extender.cluster.state import BoundPod, ClusterState
 from extender.sources.backoff import Backoff
 from extender.sources.invalid import InvalidObjects
-from extender.sources.kube_model import KubeModel
+from extender.sources.kube_model import DRA_RESOURCES, KubeModel
 from extender.sources.outage_log import OutageLog
 from extender.sources.pod_index import PodIndex
 from extender.sources.watch_health import WatchHealth
@@ -37,7 +42,13 @@ __all__ = ["KubeSource"]
 log = logging.getLogger(__name__)
 
 _POD_FIELDS = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
-RESOURCES = ("nodes", "pods")
+RESOURCES = ("nodes", "pods", *DRA_RESOURCES)
+# plural → the ResourceV1Api method that lists (and, with watch=True, watches) it in every namespace
+_DRA_LISTS = {
+    "resourceslices": "list_resource_slice",
+    "resourceclaims": "list_resource_claim_for_all_namespaces",
+    "resourceclaimtemplates": "list_resource_claim_template_for_all_namespaces",
+}
 
 
 class KubeSource:
@@ -59,7 +70,12 @@ class KubeSource:
         self.watch_timeout_s = watch_timeout_s
         self.clock = clock
         self.invalid = InvalidObjects(registry)
-        self.model = KubeModel(state, self.invalid)
+        self.model = KubeModel(state, self.invalid, clock)
+        # A kubernetes client before 34 has no resource.k8s.io/v1 API: DRA is then never offered.
+        resource_api = getattr(client, "ResourceV1Api", None)
+        api_client = getattr(api, "api_client", None)
+        self.dra_api: Any = resource_api(api_client) if resource_api and api_client else None
+        self.not_offered: set[str] = set()  # DRA resources the API server does not serve
         rng = rng or random.Random()
         self.backoffs = {what: Backoff(backoff_s, max(backoff_cap_s, backoff_s), rng) for what in RESOURCES}
         # Silent past two whole watch periods (each ends by the server's timeout at the latest): unready.
@@ -91,24 +107,28 @@ class KubeSource:
     def _stop_wait(self, seconds: float) -> object:
         return self._stop.wait(seconds)
 
+    def _lister(self, what: str) -> tuple[Callable[..., Any], dict[str, Any]]:
+        """The client method that lists and watches ``what``, and the arguments it always takes."""
+        if what == "nodes":
+            return self.api.list_node, {}
+        if what == "pods":
+            return self.api.list_pod_for_all_namespaces, {"field_selector": _POD_FIELDS}
+        return getattr(self.dra_api, _DRA_LISTS[what]), {}
+
     def _relist(self, what: str) -> str:
         self.health.listing(what)
-        resp: Any = (
-            self.api.list_node(_preload_content=False)
-            if what == "nodes"
-            else self.api.list_pod_for_all_namespaces(field_selector=_POD_FIELDS, _preload_content=False)
-        )
+        fn, extra = self._lister(what)
+        resp: Any = fn(_preload_content=False, **extra)
         doc = json.loads(resp.data)
         items = doc.get("items") if isinstance(doc, dict) else None
         items = items if isinstance(items, list) else []
         self.model.replace(what, items)
         self.health.listed(what)
         self.outages.answered(what)
-        if all(self.health.synced(w) for w in RESOURCES):
-            first_sync = not self.state.ready
-            self.state.mark_ready(self.clock())
-            if first_sync and self.on_synced is not None:
-                self.on_synced()
+        if what in self.not_offered:
+            self.not_offered.discard(what)
+            log.info("the API server now serves %s: DRA GPUs are read", what)
+        self._mark_ready_when_synced()
         log.info("listed %d %s", len(items), what)
         meta = doc.get("metadata") if isinstance(doc, dict) else None
         return str((meta or {}).get("resourceVersion") or "")
@@ -122,8 +142,7 @@ class KubeSource:
         The stream is read here rather than through ``kubernetes.watch.Watch``: that helper, given raw
         events, fails on the very ERROR event (410 Gone) this loop must act on.
         """
-        fn = self.api.list_node if what == "nodes" else self.api.list_pod_for_all_namespaces
-        extra = {} if what == "nodes" else {"field_selector": _POD_FIELDS}
+        fn, extra = self._lister(what)
         resp: Any = fn(
             watch=True,
             resource_version=rv,
@@ -160,9 +179,31 @@ class KubeSource:
             return rv
         if what == "nodes":
             self.model.set_node(kind, obj)
-        else:
+        elif what == "pods":
             self.model.set_pod(kind, obj)
+        else:
+            self.model.set_dra(what, kind, obj)
         return rv
+
+    def _mark_ready_when_synced(self) -> None:
+        """Ready once every resource is listed, or known not to be offered (a cluster without DRA)."""
+        if all(self.health.synced(w) or w in self.not_offered for w in RESOURCES):
+            first_sync = not self.state.ready
+            self.state.mark_ready(self.clock())
+            if first_sync and self.on_synced is not None:
+                self.on_synced()
+
+    def _offered_none(self, what: str, why: str) -> None:
+        """The DRA API is not served (or not granted): no objects of ``what``, said once, asked again
+        after a watch period; the API server did answer, so the watch is not stale."""
+        if what not in self.not_offered:
+            log.info("the API server does not offer %s (%s): DRA GPUs are not read", what, why)
+            self.not_offered.add(what)
+            self.model.replace(what, [])
+        self.health.contact(what)
+        self.outages.answered(what)
+        self._mark_ready_when_synced()
+        self.wait(self.watch_timeout_s)
 
     def _run(self, what: str) -> None:
         rv: str | None = None
@@ -182,6 +223,10 @@ class KubeSource:
                     log.info("%s watch expired (410 Gone): re-listing", what)
                     rv = None
                     continue
+                if what in DRA_RESOURCES and exc.status in (403, 404):
+                    rv = None
+                    self._offered_none(what, f"{exc.status} {exc.reason}")
+                    continue
                 rv = None if exc.status in (401, 403, 404) else rv
                 self._retry(what, f"API server answered {exc.status} {exc.reason}", str(exc.status))
             except Exception as exc:  # dropped connections, timeouts, bad chunks: resume from rv
@@ -194,7 +239,12 @@ class KubeSource:
         self.wait(wait)
 
     def start(self) -> None:
+        if self.dra_api is None:
+            log.info("this kubernetes client has no resource.k8s.io/v1: DRA GPUs are not read")
+            self.not_offered.update(DRA_RESOURCES)
         for what in RESOURCES:
+            if what in self.not_offered:
+                continue
             thread = threading.Thread(target=self._run, args=(what,), name=f"watch-{what}", daemon=True)
             thread.start()
             self._threads.append(thread)

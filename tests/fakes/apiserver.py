@@ -1,4 +1,5 @@
-"""An HTTP-level stand-in for kube-apiserver on 127.0.0.1: enough of /api/v1 for nodes and pods.
+"""An HTTP-level stand-in for kube-apiserver on 127.0.0.1: enough of /api/v1 for nodes and pods, and
+(with ``serve_dra``) of resource.k8s.io/v1 for ResourceSlices, ResourceClaims and ResourceClaimTemplates.
 
 It speaks what the real server speaks to the real ``kubernetes`` client: lists with a
 ``resourceVersion``, watches as chunked streams of JSON lines (``ADDED``/``MODIFIED``/``DELETED``/
@@ -16,19 +17,28 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+_DRA = "/apis/resource.k8s.io/v1/"
+PATHS = {
+    "/api/v1/nodes": "nodes",
+    "/api/v1/pods": "pods",
+    **{_DRA + plural: plural for plural in ("resourceslices", "resourceclaims", "resourceclaimtemplates")},
+}
+_CLUSTER_WIDE = ("nodes", "resourceslices")
+
 
 class FakeApiServer:
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, serve_dra: bool = False) -> None:
         self.lock = threading.Condition()
         self.rv = 100
-        self.objects: dict[str, dict[str, dict[str, Any]]] = {"nodes": {}, "pods": {}}
+        self.serve_dra = serve_dra  # False: resource.k8s.io/v1 answers 404, as before Kubernetes 1.34
+        self.objects: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in PATHS.values()}
         self.events: list[tuple[int, str, str, dict[str, Any]]] = []  # (rv, kind, type, object)
         self.oldest_rv = 0  # watches from before this get 410 Gone
         self.drop_next_watch: dict[str, int] = {}  # kind → events to send before cutting the connection
         self.requests: list[tuple[str, str, dict[str, str], bytes]] = []  # (method, path, headers, body)
-        self.watch_count = {"nodes": 0, "pods": 0}
+        self.watch_count = dict.fromkeys(self.objects, 0)
         self.documents: dict[str, dict[str, Any]] = {}  # any other object, by its API path
-        self.list_count = {"nodes": 0, "pods": 0}
+        self.list_count = dict.fromkeys(self.objects, 0)
         self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -51,7 +61,7 @@ class FakeApiServer:
 
     def _key(self, kind: str, obj: dict[str, Any]) -> str:
         meta = obj["metadata"]
-        return meta["name"] if kind == "nodes" else f"{meta.get('namespace', 'default')}/{meta['name']}"
+        return meta["name"] if kind in _CLUSTER_WIDE else f"{meta.get('namespace', 'default')}/{meta['name']}"
 
     def put(self, kind: str, obj: dict[str, Any]) -> None:
         with self.lock:
@@ -103,7 +113,9 @@ class FakeApiServer:
                 parsed = urllib.parse.urlparse(self.path)
                 query = dict(urllib.parse.parse_qsl(parsed.query))
                 fake.requests.append(("GET", self.path, dict(self.headers), b""))
-                kind = {"/api/v1/nodes": "nodes", "/api/v1/pods": "pods"}.get(parsed.path)
+                kind = PATHS.get(parsed.path)
+                if kind is not None and kind not in ("nodes", "pods") and not fake.serve_dra:
+                    kind = None
                 if kind is None and parsed.path in fake.documents:
                     self._send_json(200, fake.documents[parsed.path])
                     return
@@ -117,7 +129,7 @@ class FakeApiServer:
                     fake.list_count[kind] += 1
                     items = [copy.deepcopy(o) for o in fake.objects[kind].values()]
                     rv = fake.rv
-                list_kind = "NodeList" if kind == "nodes" else "PodList"
+                list_kind = {"nodes": "NodeList", "pods": "PodList"}.get(kind, "List")
                 self._send_json(
                     200,
                     {"kind": list_kind, "apiVersion": "v1", "metadata": {"resourceVersion": str(rv)}, "items": items},

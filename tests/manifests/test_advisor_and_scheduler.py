@@ -36,9 +36,16 @@ def test_the_advisor_runs_two_replicas_with_probes_and_a_disruption_budget(rende
     assert find(rendered, "PodDisruptionBudget", "gpu-advisor")["spec"]["minAvailable"] == 1
 
 
-def test_the_advisor_may_only_read_nodes_and_pods(rendered: list[dict[str, Any]]) -> None:
+def test_the_advisor_may_only_read_nodes_pods_and_dra_objects(rendered: list[dict[str, Any]]) -> None:
     role = find(rendered, "ClusterRole", "gpu-advisor-reader")
-    assert role["rules"] == [{"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["get", "list", "watch"]}]
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["get", "list", "watch"]},
+        {
+            "apiGroups": ["resource.k8s.io"],
+            "resources": ["resourceslices", "resourceclaims", "resourceclaimtemplates"],
+            "verbs": ["get", "list", "watch"],
+        },
+    ]
     publisher = find(rendered, "ClusterRole", "gpu-advisor-topology-publisher")
     assert publisher["rules"][0]["verbs"] == ["get", "patch"]
     bound = {b["roleRef"]["name"] for b in rendered if b["kind"] == "ClusterRoleBinding"}

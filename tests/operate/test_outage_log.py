@@ -11,7 +11,7 @@ import pytest
 from kubernetes import client
 
 from extender.cluster.state import ClusterState
-from extender.sources.kube_watch import KubeSource
+from extender.sources.kube_watch import RESOURCES, KubeSource
 from extender.sources.outage_log import OutageLog
 from tests.fakes.apiserver import FakeApiServer, node
 
@@ -75,13 +75,13 @@ def test_a_watch_on_an_unreachable_api_server_warns_once_per_resource_then_once_
             with FakeApiServer(port) as fake:
                 fake.put("nodes", node("gpu-1"))
                 assert source.state.wait_ready(20)
-                eventually(lambda: len(warnings(caplog, "extender.sources.kube_watch")) == 4)
+                # nodes, pods and the three DRA resources: each down once, each back once
+                eventually(lambda: len(warnings(caplog, "extender.sources.kube_watch")) == 10)
         finally:
             source.stop()
-    assert sorted(line.split(":")[0] for line in down) == ["nodes", "pods"], down
+    assert sorted(line.split(":")[0] for line in down) == sorted(RESOURCES), down
     assert all("retrying with backoff" in line for line in down)
-    back = warnings(caplog, "extender.sources.kube_watch")[2:]
+    back = warnings(caplog, "extender.sources.kube_watch")[len(RESOURCES) :]
     assert sorted(line.split(" failed tries")[0].split(" after ")[0] for line in back) == [
-        "nodes: the API server answers again",
-        "pods: the API server answers again",
+        f"{what}: the API server answers again" for what in sorted(RESOURCES)
     ]
