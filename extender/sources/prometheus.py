@@ -44,6 +44,26 @@ class PrometheusUrlError(InputError):
     """A --prometheus value that cannot be a Prometheus server's address; the message says why."""
 
 
+def api_get(url: str, path: str, params: Mapping[str, Any], timeout_s: float) -> Any:
+    """The ``data`` of one call of Prometheus's HTTP API (any server speaking it); RuntimeError saying
+    what the server said when it refuses."""
+    what = params.get("query", path)
+    address = f"{url}{path}?{urllib.parse.urlencode(params, doseq=True)}"
+    try:
+        with urllib.request.urlopen(address, timeout=timeout_s) as resp:
+            doc = json.load(resp)
+    except urllib.error.HTTPError as exc:
+        # Prometheus answers a bad query with 4xx and a JSON error: say what it said.
+        try:
+            doc = json.load(exc)
+        except ValueError:
+            raise RuntimeError(f"prometheus answered HTTP {exc.code} to {what!r}") from None
+    if not isinstance(doc, dict) or doc.get("status") != "success":
+        error = doc.get("error") if isinstance(doc, dict) else doc
+        raise RuntimeError(f"prometheus answered {what!r} with an error: {error}")
+    return doc.get("data")
+
+
 def prometheus_url(text: str) -> str:
     """``http(s)://host[:port][/path]`` → the same without a trailing slash; anything else is an error."""
     parsed = urllib.parse.urlsplit(text.strip())
@@ -91,20 +111,7 @@ class PrometheusTelemetry(Telemetry):
         self._warned: set[tuple[str, ...]] = set()
 
     def _get(self, path: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        url = f"{self.url}{path}?{urllib.parse.urlencode(params)}"
-        try:
-            with urllib.request.urlopen(url, timeout=self.timeout_s) as resp:
-                doc = json.load(resp)
-        except urllib.error.HTTPError as exc:
-            # Prometheus answers a bad query with 400 and a JSON error: say what it said.
-            try:
-                doc = json.load(exc)
-            except ValueError:
-                raise RuntimeError(f"prometheus answered HTTP {exc.code} to {path}") from None
-        if not isinstance(doc, dict) or doc.get("status") != "success":
-            error = doc.get("error") if isinstance(doc, dict) else doc
-            raise RuntimeError(f"prometheus answered {params.get('query', path)!r} with an error: {error}")
-        return doc.get("data") or {}
+        return api_get(self.url, path, params, self.timeout_s) or {}
 
     def _query(self, promql: str) -> list[dict[str, Any]]:
         data = self._get("/api/v1/query", {"query": promql})

@@ -9,15 +9,11 @@ and what the server said; a server that cannot be reached raises the OSError.
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from extender.sources.prometheus import prometheus_url
+from extender.sources.prometheus import api_get, prometheus_url
 
 __all__ = ["Key", "Matrix", "PrometheusQuery", "Vector", "series_key"]
 
@@ -42,21 +38,7 @@ class PrometheusQuery:
         self.timeout_s, self.workers = timeout_s, workers
 
     def get(self, path: str, params: Mapping[str, Any]) -> Any:
-        url = f"{self.url}{path}?{urllib.parse.urlencode(params, doseq=True)}"
-        what = params.get("query", path)
-        try:
-            with urllib.request.urlopen(url, timeout=self.timeout_s) as resp:
-                doc = json.load(resp)
-        except urllib.error.HTTPError as exc:
-            # Prometheus answers a bad query with 4xx and a JSON error: say what it said.
-            try:
-                doc = json.load(exc)
-            except ValueError:
-                raise RuntimeError(f"prometheus answered HTTP {exc.code} to {what!r}") from None
-        if not isinstance(doc, dict) or doc.get("status") != "success":
-            error = doc.get("error") if isinstance(doc, dict) else doc
-            raise RuntimeError(f"prometheus answered {what!r} with an error: {error}")
-        return doc.get("data")
+        return api_get(self.url, path, params, self.timeout_s)
 
     def vector(self, promql: str, at: float) -> Vector:
         data = self.get("/api/v1/query", {"query": promql, "time": at}) or {}
