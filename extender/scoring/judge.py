@@ -21,6 +21,7 @@ from extender.scoring.alike import Work
 from extender.scoring.cliques import toward_clique
 from extender.scoring.memo import PlanKey, Shape, VerdictMemo, keep
 from extender.scoring.node_verdict import plan_of, verdict_of
+from extender.scoring.plan import as_planned
 from extender.scoring.policy import ScoringPolicy
 from extender.scoring.ranking import on_the_wire
 from extender.scoring.verdict import Verdict
@@ -126,7 +127,8 @@ def _setup(
     verdict of the same pod without the declaration: kept in that shape's table, shared by them all,
     so a new VRAM figure costs a few lookups per node rather than a verdict."""
     if memo is None:
-        shape = Shape(PlanKey(request, policy, mix), telemetry)
+        planned = as_planned(request)  # as the memo keys it (``VerdictMemo.shape``)
+        shape = Shape(PlanKey(request, policy, mix) if planned is None else PlanKey(planned, policy), telemetry)
         return shape, {}, 0, Work(shape, placer, now, {}, None), None
     memo.follow(telemetry, policy, nodes, now)  # a no-op for a board the memo watches
     shape = memo.shape(request, policy, telemetry, mix)

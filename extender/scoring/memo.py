@@ -18,6 +18,7 @@ from extender.cluster.state import NodeState
 from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
 from extender.scoring.live import LiveReadings
+from extender.scoring.plan import as_planned
 from extender.scoring.policy import ScoringPolicy
 from extender.scoring.verdict import Verdict
 from extender.scoring.workload import NO_MIX, Mix
@@ -124,13 +125,18 @@ class VerdictMemo:
     def shape(
         self, request: PodRequest, policy: ScoringPolicy, telemetry: TelemetryBoard | None, mix: Mix = NO_MIX
     ) -> Shape:
-        """The one Shape object for this content, so per-node probes hit on identity."""
+        """The one Shape object for this content, so per-node probes hit on identity; pods that differ
+        only in what their verdicts do not read (``plan.as_planned``) get the one Shape of them all."""
         key = (request, policy, telemetry, mix)
         found = self._shapes.get(key)
         if found is None:
             if len(self._shapes) > 10_000:
                 self._shapes.clear()
                 self._plan_keys.clear()
+            planned = as_planned(request)
+            if planned is not None and (planned is not request or mix is not NO_MIX):
+                found = self._shapes[key] = self.shape(planned, policy, telemetry)
+                return found
             plan_key = self._plan_keys.get((request, policy, mix))
             if plan_key is None:
                 plan_key = self._plan_keys[(request, policy, mix)] = PlanKey(request, policy, mix)

@@ -17,7 +17,7 @@ from extender.scoring import formula, model_fit
 from extender.scoring.formula import NEUTRAL
 from extender.scoring.policy import ScoringPolicy
 
-__all__ = ["Plan", "gib", "memory_matters", "plan"]
+__all__ = ["Plan", "as_planned", "gib", "memory_matters", "plan"]
 
 _GIB = 1024.0
 
@@ -90,6 +90,23 @@ def memory_matters(node: NodeState, request: PodRequest) -> bool:
     if request.model is not None or node.sharing != "whole GPU" or node.time_sliced:
         return True
     return model_fit.memory_refusal(node, request) is not None
+
+
+def as_planned(request: PodRequest) -> PodRequest | None:
+    """The request as a plan and its verdict read it, when that is less than all of it; None when they
+    read it all (a GPU share, or no GPU: stranding weighs the pod's CPU against the learned mix).
+
+    A whole-GPU, MIG or partition request's plan reads neither what the pod asks of the node's CPU
+    and memory (kube-scheduler's NodeResourcesFit judges those), nor the pod group it belongs to (the
+    clique term reads that after the memo), nor whether it is latency-sensitive (the admission
+    advisor's business), nor the learned mix (``plan`` is not given it): pods that differ only in
+    those share one shape, so a Deployment with new CPU figures, or the next pod group of a JobSet,
+    finds its verdicts already worked out. Keep in step with what ``plan`` reads."""
+    if request.share is not None or not request.wants_gpu:
+        return None
+    if not (request.cpu_milli or request.memory_mib or request.group is not None or request.latency_sensitive):
+        return request
+    return replace(request, cpu_milli=0, memory_mib=0, group=None, latency_sensitive=False)
 
 
 def _neutral(packing: float) -> dict[str, float]:

@@ -3,6 +3,7 @@ alike nodes share their plans, and a pod shape that comes out alike gets the ver
 
 from __future__ import annotations
 
+from extender.model.gpu_share import ShareRequest
 from extender.model.pods import PodRequest
 from extender.model.readings import GpuReading, TelemetryBoard
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
@@ -12,6 +13,7 @@ from extender.scoring.judge import judge_node
 from extender.scoring.live import LiveReadings
 from extender.scoring.memo import PlanKey, Shape
 from extender.scoring.ranking import on_the_wire
+from extender.scoring.workload import learned_from
 from extender.sources.snapshot import parse_snapshot, simulated_cluster
 
 NOW = 1_800_000_000.0
@@ -109,6 +111,8 @@ def test_sharing_work_across_alike_nodes_changes_no_verdict() -> None:
     policy, board = ScoringPolicy(), snap.telemetry(60)
     pods = [PodRequest(gpus=k, gpu_memory_mib=m) for k in (1, 2, 3, 4, 8) for m in (None, 8192, 40960)]
     pods.append(PodRequest(gpus=2, interconnect="nvlink"))
+    # CPU, memory and latency are not read by a whole-GPU plan: judged here as the CPU-less twin's shape.
+    pods += [PodRequest(gpus=k, cpu_milli=16_000, memory_mib=65_536, latency_sensitive=True) for k in (1, 4)]
     # One memo for them all: a pod that declares VRAM also gets the verdicts its VRAM-less twin got.
     shared_state, memo = snap.cluster("shared"), VerdictMemo()
     names = [n.name for n in shared_state.nodes()]
@@ -119,3 +123,24 @@ def test_sharing_work_across_alike_nodes_changes_no_verdict() -> None:
         placer = own_state.machines.placer
         own = [judge_node(n, n.name, shape, placer, NOW)[0] for n in own_state.nodes()]
         assert shared == on_the_wire(own), pod
+
+
+def test_pods_that_differ_only_in_what_a_plan_does_not_read_share_one_shape() -> None:
+    """A Deployment with new CPU and memory figures, a latency-sensitive twin, or the same pod under a
+    newer learned mix: a whole-GPU plan reads none of it, so the verdicts are the very ones remembered."""
+    memo, board, policy, state = watched()
+    nodes = state.nodes_by_name()  # type: ignore[attr-defined]
+    first = judge_all(PodRequest(gpus=2), ["a", "b"], nodes, board, policy, NOW + 1, memo=memo)
+    twins = [
+        PodRequest(gpus=2, cpu_milli=8000, memory_mib=32_768),
+        PodRequest(gpus=2, latency_sensitive=True),
+    ]
+    for twin in twins:
+        assert memo.shape(twin, policy, board) is memo.shape(PodRequest(gpus=2), policy, board), twin
+        again = judge_all(twin, ["a", "b"], nodes, board, policy, NOW + 1, memo=memo)
+        assert [v is w for v, w in zip(first, again, strict=True)] == [True, True], twin
+    renewed = learned_from([("p", PodRequest(gpus=1, cpu_milli=4000))])
+    assert memo.shape(PodRequest(gpus=2), policy, board, renewed) is memo.shape(PodRequest(gpus=2), policy, board)
+    # A GPU share is judged against the mix (what it strands): its CPU and the mix stay in its shape.
+    share = PodRequest(gpus=1, share=ShareRequest("alibaba", "alibabacloud.com/gpu-milli", milli=500), cpu_milli=4000)
+    assert memo.shape(share, policy, board, renewed) is not memo.shape(share, policy, board)
