@@ -86,7 +86,14 @@ def build_advisor(
     policy = load_policy(policy_file) if policy_file else ScoringPolicy()
     background = Background()
     registry = CollectorRegistry()  # the sources' metrics and the server's, on one /metrics
-    model = live_model(cluster, kubeconfig, policy.telemetry_max_age_s, on_synced=settle_memory, registry=registry)
+    served: list[Advisor] = []  # set below: the watch syncs only once the server runs
+
+    def synced() -> None:
+        for advisor in served:
+            advisor.keep_standing()
+        settle_memory()
+
+    model = live_model(cluster, kubeconfig, policy.telemetry_max_age_s, on_synced=synced, registry=registry)
     if model.watch is not None:
         background.parts.append(model.watch)
     state, board = model.state, model.telemetry
@@ -106,6 +113,7 @@ def build_advisor(
         background.parts.append(live)
         registry.register(TelemetryTrust(board))
     advisor = Advisor(state=state, telemetry=board, policy=policy, registry=registry)
+    served.append(advisor)
     advisor.rightsize = history_source(cluster, prometheus, state, model.pods)
     advisor.usage = usage_source(cluster, prometheus, state, model.pods)
     if cluster != KUBE:  # the console reads a snapshot's Pod objects (the live watch keeps only where pods run)
@@ -240,7 +248,8 @@ def run(
         servers.append(uvicorn.Server(tls_config))
         background.parts.append(reloader)
     install_log_hygiene()
-    if advisor.state.ready:
+    if advisor.state.ready:  # a snapshot: built already (a live cluster's watch does this once synced)
+        advisor.keep_standing()
         settle_memory()
     background.start()
 
