@@ -19,6 +19,8 @@ from __future__ import annotations
 import weakref
 from collections.abc import Hashable
 from dataclasses import replace
+from itertools import compress, repeat
+from operator import attrgetter, is_, methodcaller, not_
 from typing import Any
 
 from extender.cluster.state import NodeState
@@ -34,6 +36,8 @@ __all__ = ["Signature", "Work", "signature"]
 
 _SIGNATURE = object()  # node.memo key of the node's signature
 _UNSET = object()
+_MEMO, _SIGNED = attrgetter("memo"), methodcaller("get", _SIGNATURE)  # a node's signature, if worked out
+_MEMORY_CLASS = attrgetter("memory")
 
 
 class Signature:
@@ -159,6 +163,24 @@ class Work:
             return False
         sig = signature(node)
         return sig is not None and not self._memory_matters(node, sig)
+
+    def vram_idle_all(self, nodes: list[NodeState]) -> list[bool]:
+        """:meth:`vram_idle` of each node, in passes in C: the answer is per memory class (how the
+        node shares its GPUs, their slot memory), which each signature keeps once worked out, so a new
+        VRAM figure costs a Python call per kind of memory, not one per node."""
+        if self.bare is None:
+            return [False] * len(nodes)
+        sigs = list(map(_SIGNED, map(_MEMO, nodes)))
+        if any(map(is_, sigs, repeat(None))):
+            return list(map(self.vram_idle, nodes))  # a node not signed yet (or unsignable): one by one
+        classes = list(map(_MEMORY_CLASS, sigs))
+        for i in compress(range(len(nodes)), map(is_, classes, repeat(None))):
+            self._memory_matters(nodes[i], sigs[i])  # works the class out and keeps it on the signature
+            classes[i] = sigs[i].memory
+        by_memory = self.by_memory
+        for memory in set(classes).difference(by_memory):
+            by_memory[memory] = memory_matters(nodes[classes.index(memory)], self.shape.request)
+        return list(map(not_, map(by_memory.__getitem__, classes)))
 
     def _memory_matters(self, node: NodeState, sig: Signature) -> bool:
         """``plan.memory_matters``, once per signature: it reads nothing of the node but its content."""

@@ -103,7 +103,7 @@ def _twins(
     if any(map(is_, states, repeat(None))):
         return  # a node unknown to the model: each is looked at on its own (``work_out``)
     known, twins = cast(list[NodeState], states), cast(list[Verdict], list(map(bare[1].get, wanted)))
-    same = list(map(and_, map(is_not, twins, repeat(None)), map(work.vram_idle, known)))
+    same = list(map(and_, map(is_not, twins, repeat(None)), work.vram_idle_all(known)))
     for j in compress(range(len(missing)), same):
         verdicts[missing[j]] = twins[j]
     made.extend(zip(compress(known, same), compress(twins, same), repeat(bare[2]), repeat(False)))
