@@ -40,6 +40,21 @@ _MEMO, _SIGNED = attrgetter("memo"), methodcaller("get", _SIGNATURE)  # a node's
 _MEMORY_CLASS = attrgetter("memory")
 
 
+# What ``plan.memory_matters`` reads of a node (how it shares its GPUs, a slot's memory), numbered: a
+# few per fleet, and an int hashes for free where a tuple hashes anew at each of 5,000 lookups.
+_MEMORY_CLASSES: dict[tuple[str, bool, int | None], int] = {}
+
+
+def memory_class(node: NodeState) -> int:
+    key = (node.sharing, node.time_sliced, node.slot_memory_mib)
+    found = _MEMORY_CLASSES.get(key)
+    if found is None:
+        if len(_MEMORY_CLASSES) >= 4096:  # nodes sent with odd labels: a class of its own, never kept
+            return -1 - id(node)
+        found = _MEMORY_CLASSES.setdefault(key, len(_MEMORY_CLASSES))
+    return found
+
+
 class Signature:
     """A node state's content but its name, with its hash worked out once (probed per node)."""
 
@@ -48,8 +63,8 @@ class Signature:
     def __init__(self, content: tuple[Any, ...], topology: object) -> None:
         self.content, self.topology = content, topology
         self._hash = hash(content)
-        # What ``plan.memory_matters`` reads of the node (see ``Work``), once known.
-        self.memory: tuple[str, bool, int | None] | None = None
+        # What ``plan.memory_matters`` reads of the node (see ``Work``), once known: a class number.
+        self.memory: int | None = None
 
     def __hash__(self) -> int:
         return self._hash
@@ -120,7 +135,7 @@ class Work:
         self.family: dict[Signature, Plan] | None = None
         self.bare: tuple[PlanKey, dict[Signature, Plan]] | None = None
         self.matters: dict[Signature, bool] = {}  # does the pod's VRAM change the plan, by signature
-        self.by_memory: dict[tuple[str, bool, int | None], bool] = {}  # … by what it reads of the node
+        self.by_memory: dict[int, bool] = {}  # … by what it reads of the node (its memory class)
         # Whole GPUs only: a shared GPU's or a CPU-only plan reads the pods it shares with by name.
         if request.wants_gpu and request.share is None and not request.mig and not request.invalid:
             if len(plans) > 1000:
@@ -190,7 +205,7 @@ class Work:
             # every signature alike in those (a few per fleet), worked out once.
             memory = sig.memory
             if memory is None:
-                memory = sig.memory = (node.sharing, node.time_sliced, node.slot_memory_mib)
+                memory = sig.memory = memory_class(node)
             found = self.by_memory.get(memory)
             if found is None:
                 found = self.by_memory[memory] = memory_matters(node, self.shape.request)
