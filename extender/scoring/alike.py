@@ -117,11 +117,20 @@ def _signature(node: NodeState) -> Signature | None:
         return None
 
 
-def _family(plans: dict[Hashable, Any], key: PlanKey) -> dict[Signature, Plan]:
+def _family(plans: dict[Hashable, Any], key: PlanKey) -> dict[Signature, Plan | _Named]:
     found = plans.get(key)
     if found is None or len(found) > 100_000:
         found = plans[key] = {}
     return found
+
+
+class _Named:
+    """A refusal that opens with its node's name, kept for alike nodes without the name."""
+
+    __slots__ = ("rest", "unresolvable")
+
+    def __init__(self, plan: Plan, cut: int) -> None:
+        self.rest, self.unresolvable = plan.reason[cut:], plan.unresolvable
 
 
 class Work:
@@ -132,8 +141,8 @@ class Work:
     ) -> None:
         self.shape, self.placer, self.now, self.live = shape, placer, now, live
         request = shape.request
-        self.family: dict[Signature, Plan] | None = None
-        self.bare: tuple[PlanKey, dict[Signature, Plan]] | None = None
+        self.family: dict[Signature, Plan | _Named] | None = None
+        self.bare: tuple[PlanKey, dict[Signature, Plan | _Named]] | None = None
         self.matters: dict[Signature, bool] = {}  # does the pod's VRAM change the plan, by signature
         self.by_memory: dict[int, bool] = {}  # … by what it reads of the node (its memory class)
         # Whole GPUs only: a shared GPU's or a CPU-only plan reads the pods it shares with by name.
@@ -160,14 +169,19 @@ class Work:
                 key_for, family = self.bare
             else:
                 key_for = key
-            found = family.get(sig)
-            if found is not None:
-                return found  # the family keeps it: no copy on each of thousands of node states
-            found = plan_for(node, key_for, self.placer)
-            # A plan that names its node (an NVLink refusal opens with it) is that node's alone.
-            if not found.reason.startswith(f"{node.name}: "):
-                family[sig] = found
-                return found
+            kept = family.get(sig)
+            if isinstance(kept, Plan):
+                return kept  # the family keeps it: no copy on each of thousands of node states
+            if kept is not None:  # alike but for the name it opens with: that node's own copy
+                found = Plan(False, f"{node.name}: {kept.rest}", unresolvable=kept.unresolvable)
+            else:
+                found = plan_for(node, key_for, self.placer)
+                named = found.reason.startswith(f"{node.name}: ")
+                # A plan that names its node (an NVLink refusal opens with it) is that node's alone;
+                # the family keeps the rest, so an alike node costs a string, not a placement.
+                family[sig] = _Named(found, len(node.name) + 2) if named else found
+                if not named:
+                    return found
         keep(node, key, found)
         return found
 
