@@ -20,7 +20,7 @@ import weakref
 from collections.abc import Hashable
 from dataclasses import replace
 from itertools import compress, repeat
-from operator import attrgetter, is_, methodcaller, not_
+from operator import and_, attrgetter, is_, methodcaller, not_
 from typing import Any
 
 from extender.cluster.state import NodeState
@@ -56,23 +56,15 @@ def memory_class(node: NodeState) -> int:
 
 
 class Signature:
-    """A node state's content but its name, with its hash worked out once (probed per node)."""
+    """A node state's content but its name. One object per content (interned below), so it hashes and
+    compares by identity, in C: families of plans are probed by it at every node of a call."""
 
-    __slots__ = ("__weakref__", "_hash", "content", "memory", "topology")
+    __slots__ = ("__weakref__", "content", "memory", "topology")
 
     def __init__(self, content: tuple[Any, ...], topology: object) -> None:
         self.content, self.topology = content, topology
-        self._hash = hash(content)
         # What ``plan.memory_matters`` reads of the node (see ``Work``), once known: a class number.
         self.memory: int | None = None
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other: object) -> bool:
-        return self is other or (
-            isinstance(other, Signature) and self.topology is other.topology and self.content == other.content
-        )
 
 
 def signature(node: NodeState) -> Signature | None:
@@ -86,7 +78,9 @@ def signature(node: NodeState) -> Signature | None:
 
 # Equal signatures as one object, so that probing a plan family by a node's signature is an identity
 # check, not a compare of two long tuples (weakly held: they go with the node states that have them).
-_INTERNED: weakref.WeakValueDictionary[Signature, Signature] = weakref.WeakValueDictionary()
+# The content names its topology by id: the signature holds the topology, so while an entry lives no
+# other topology can take that id.
+_INTERNED: weakref.WeakValueDictionary[tuple[Any, ...], Signature] = weakref.WeakValueDictionary()
 
 
 def _signature(node: NodeState) -> Signature | None:
@@ -96,7 +90,7 @@ def _signature(node: NodeState) -> Signature | None:
             tuple(sorted((k, None if v == name else v) for k, v in node.labels.items())),
             tuple(sorted(node.allocatable.items())),
             tuple(sorted(node.capacity.items())),
-            id(node.topology),  # topologies are shared per machine type; compared by identity below
+            id(node.topology),  # topologies are shared per machine type (see _INTERNED)
             node.topology_problem,
             node.free_gpus,
             tuple(sorted((p.request, p.holds_all, len(p.assigned)) for p in node.pods)),
@@ -111,8 +105,10 @@ def _signature(node: NodeState) -> Signature | None:
             node.memory_requested,
             None if node.report is None else node.report.free,
         )
-        found = Signature(content, node.topology)
-        return _INTERNED.setdefault(found, found)
+        found = _INTERNED.get(content)
+        if found is None:
+            found = _INTERNED.setdefault(content, Signature(content, node.topology))
+        return found
     except TypeError:  # something unhashable in a field: this node's plans are its own
         return None
 
@@ -145,14 +141,16 @@ class Work:
         self.bare: tuple[PlanKey, dict[Signature, Plan | _Named]] | None = None
         self.matters: dict[Signature, bool] = {}  # does the pod's VRAM change the plan, by signature
         self.by_memory: dict[int, bool] = {}  # … by what it reads of the node (its memory class)
+        self.nvlink = request.interconnect == "nvlink" and request.gpus > 1
+        self.nvlink_kept: dict[Signature, bool] = {}  # does the twin's plan hand out an NVLink set
         # Whole GPUs only: a shared GPU's or a CPU-only plan reads the pods it shares with by name.
         if request.wants_gpu and request.share is None and not request.mig and not request.invalid:
             if len(plans) > 1000:
                 plans.clear()
             self.family = _family(plans, shape.plan_key)
-            if request.gpu_memory_mib:  # where VRAM does not matter, the plans of the pod without it
+            if request.gpu_memory_mib or self.nvlink:  # where they change nothing, the pod's plans without
                 key = shape.plan_key
-                bare = PlanKey(replace(request, gpu_memory_mib=None), key.policy, key.mix)
+                bare = PlanKey(replace(request, gpu_memory_mib=None, interconnect=None), key.policy, key.mix)
                 self.bare = (bare, _family(plans, bare))
 
     def plan(self, node: NodeState) -> Plan:
@@ -165,7 +163,7 @@ class Work:
             found = plan_for(node, key, self.placer)
         else:
             family = self.family
-            if self.bare is not None and not self._memory_matters(node, sig):
+            if self.bare is not None and self._twin_holds(node, sig):
                 key_for, family = self.bare
             else:
                 key_for = key
@@ -185,23 +183,24 @@ class Work:
         keep(node, key, found)
         return found
 
-    def vram_idle(self, node: NodeState) -> bool:
-        """True when this node's plan is the pod's without its VRAM declaration (the VRAM fits
-        wherever the plan looks), so its verdict is the one that pod gets: see ``judge``."""
+    def twin_holds(self, node: NodeState) -> bool:
+        """True when this node's plan is that of the pod without its VRAM declaration and NVLink
+        requirement (the VRAM fits wherever the plan looks; the set it hands out is NVLink-joined
+        anyway), so its verdict is the one that pod gets: see ``judge``."""
         if self.bare is None:
             return False
         sig = signature(node)
-        return sig is not None and not self._memory_matters(node, sig)
+        return sig is not None and self._twin_holds(node, sig)
 
-    def vram_idle_all(self, nodes: list[NodeState]) -> list[bool]:
-        """:meth:`vram_idle` of each node, in passes in C: the answer is per memory class (how the
-        node shares its GPUs, their slot memory), which each signature keeps once worked out, so a new
-        VRAM figure costs a Python call per kind of memory, not one per node."""
+    def twin_holds_all(self, nodes: list[NodeState]) -> list[bool]:
+        """:meth:`twin_holds` of each node, in passes in C: whether VRAM matters is per memory class
+        (how the node shares its GPUs, their slot memory), which each signature keeps once worked out;
+        whether the twin's set is NVLink-joined, per signature. A Python call per kind, not per node."""
         if self.bare is None:
             return [False] * len(nodes)
         sigs = list(map(_SIGNED, map(_MEMO, nodes)))
         if any(map(is_, sigs, repeat(None))):
-            return list(map(self.vram_idle, nodes))  # a node not signed yet (or unsignable): one by one
+            return list(map(self.twin_holds, nodes))  # a node not signed yet (or unsignable): one by one
         classes = list(map(_MEMORY_CLASS, sigs))
         for i in compress(range(len(nodes)), map(is_, classes, repeat(None))):
             self._memory_matters(nodes[i], sigs[i])  # works the class out and keeps it on the signature
@@ -209,7 +208,31 @@ class Work:
         by_memory = self.by_memory
         for memory in set(classes).difference(by_memory):
             by_memory[memory] = memory_matters(nodes[classes.index(memory)], self.shape.request)
-        return list(map(not_, map(by_memory.__getitem__, classes)))
+        holds = list(map(not_, map(by_memory.__getitem__, classes)))
+        if self.nvlink:
+            kept = self.nvlink_kept
+            missing = set(sigs).difference(kept)
+            if missing:
+                some = dict(zip(sigs, nodes, strict=True))  # a node of each signature
+                for sig in missing:
+                    self._nvlink_kept(some[sig], sig)
+            holds = list(map(and_, holds, map(kept.__getitem__, sigs)))
+        return holds
+
+    def _twin_holds(self, node: NodeState, sig: Signature) -> bool:
+        return not self._memory_matters(node, sig) and (not self.nvlink or self._nvlink_kept(node, sig))
+
+    def _nvlink_kept(self, node: NodeState, sig: Signature) -> bool:
+        """Is the twin's plan blind to an NVLink requirement (an NVLink-joined set, or a refusal on
+        counts)? Placement hands out the same set whether or not NVLink is required (``plan``)."""
+        found = self.nvlink_kept.get(sig)
+        if found is None and self.bare is not None:
+            key, family = self.bare
+            twin = family.get(sig)
+            if twin is None:
+                twin = family[sig] = plan_for(node, key, self.placer)  # the pod without: no name in it
+            found = self.nvlink_kept[sig] = isinstance(twin, Plan) and twin.link_blind
+        return bool(found)
 
     def _memory_matters(self, node: NodeState, sig: Signature) -> bool:
         """``plan.memory_matters``, once per signature: it reads nothing of the node but its content."""

@@ -93,17 +93,18 @@ def _twins(
     work: Work,
     bare: _Bare,
 ) -> tuple[list[str], list[Verdict], list[NodeState]] | None:
-    """Fill in the candidates the shape's table lacks whose verdict is that of the pod without its VRAM
-    declaration (its table has one, and the VRAM fits wherever the plan looks), in passes in C: a new
-    VRAM figure at 5,000 candidates then costs a few lookups per node, not a Python call each. What
-    it took, in columns: (names, verdicts, node states)."""
+    """Fill in the candidates the shape's table lacks whose verdict is that of its twin, the pod
+    without its VRAM declaration and NVLink requirement (the twin's table has one, the VRAM fits
+    wherever the plan looks, the set handed out is NVLink-joined anyway), in passes in C: a new VRAM
+    figure or NVLink pod at 5,000 candidates then costs a few lookups per node, not a Python call
+    each. What it took, in columns: (names, verdicts, node states)."""
     missing = list(compress(range(len(names)), map(is_, verdicts, repeat(None))))
     wanted = list(map(names.__getitem__, missing))
     states = list(map(lookup, wanted))
     if any(map(is_, states, repeat(None))):
         return None  # a node unknown to the model: each is looked at on its own (``work_out``)
     known, twins = cast(list[NodeState], states), cast(list[Verdict], list(map(bare[1].get, wanted)))
-    same = list(map(and_, map(is_not, twins, repeat(None)), work.vram_idle_all(known)))
+    same = list(map(and_, map(is_not, twins, repeat(None)), work.twin_holds_all(known)))
     for j in compress(range(len(missing)), same):
         verdicts[missing[j]] = twins[j]
     return list(compress(wanted, same)), list(compress(twins, same)), list(compress(known, same))
@@ -143,12 +144,12 @@ def _worker(
         if hit is not None and now < hit[1]:
             made.append((node, hit[0], hit[1], False))
             return hit[0]  # type: ignore[no-any-return]
-        if bare_get is not None and (same := bare_get(name)) is not None and work.vram_idle(node):
+        if bare_get is not None and (same := bare_get(name)) is not None and work.twin_holds(node):
             made.append((node, same, bare_until, False))  # the table keeps it; the node state need not
             return same
         verdict, valid_until = work.judge(node, name)
         made.append((node, verdict, valid_until, True))
-        if bare_get is not None and work.vram_idle(node):
+        if bare_get is not None and work.twin_holds(node):
             bare_made.append((node, verdict, valid_until, False))
         return verdict
 

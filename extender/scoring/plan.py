@@ -33,6 +33,9 @@ class Plan:
     components: dict[str, float] = field(default_factory=dict)
     telemetry_gpus: tuple[int, ...] = ()  # GPUs whose live state matters for headroom
     level: int | None = None  # what the placement strands (``stranding``); None: not informed
+    # Requiring NVLink would not change it: the set it hands out is NVLink-joined, or it refuses on
+    # counts before any set is looked at (``alike`` then hands the NVLink pod this very plan).
+    link_blind: bool = False
 
 
 def gib(mib: float) -> str:
@@ -45,7 +48,10 @@ def plan(node: NodeState, request: PodRequest, policy: ScoringPolicy, placer: Pl
     if request.mig and not request.gpus:
         refused = model_fit.mig_refusal(request)
         return Plan(False, refused.reason, unresolvable=True) if refused else _plan_mig(node, request, policy)
-    return _model_fit(node, request, _refusal(node, request) or _plan_whole(node, request, policy, placer))
+    counted = _refusal(node, request)
+    if counted is not None:
+        return replace(counted, link_blind=True)  # before any set is looked at
+    return _model_fit(node, request, _plan_whole(node, request, policy, placer))
 
 
 def _plan_partitions(node: NodeState, request: PodRequest, policy: ScoringPolicy) -> Plan | None:
@@ -99,14 +105,19 @@ def as_planned(request: PodRequest) -> PodRequest | None:
     A whole-GPU, MIG or partition request's plan reads neither what the pod asks of the node's CPU
     and memory (kube-scheduler's NodeResourcesFit judges those), nor the pod group it belongs to (the
     clique term reads that after the memo), nor whether it is latency-sensitive (the admission
-    advisor's business), nor the learned mix (``plan`` is not given it): pods that differ only in
+    advisor's business), nor the learned mix (``plan`` is not given it), nor an NVLink requirement
+    of a one-GPU pod: pods that differ only in
     those share one shape, so a Deployment with new CPU figures, or the next pod group of a JobSet,
     finds its verdicts already worked out. Keep in step with what ``plan`` reads."""
     if request.share is not None or not request.wants_gpu:
         return None
-    if not (request.cpu_milli or request.memory_mib or request.group is not None or request.latency_sensitive):
+    # NVLink between the GPUs of a one-GPU pod is no requirement at all.
+    lone_link = request.interconnect is not None and request.gpus <= 1
+    grouped = request.group is not None
+    if not (request.cpu_milli or request.memory_mib or grouped or request.latency_sensitive or lone_link):
         return request
-    return replace(request, cpu_milli=0, memory_mib=0, group=None, latency_sensitive=False)
+    interconnect = None if lone_link else request.interconnect
+    return replace(request, cpu_milli=0, memory_mib=0, group=None, latency_sensitive=False, interconnect=interconnect)
 
 
 def _neutral(packing: float) -> dict[str, float]:
@@ -192,7 +203,9 @@ def _plan_placed(node: NodeState, request: PodRequest, policy: ScoringPolicy, pl
     topo, free, k = node.topology, node.free_gpus, request.gpus
     assert topo is not None and free is not None
     if len(free) < k:
-        return Plan(False, f"{len(free)} of {node.gpu_total} GPUs free by its last report, pod needs {k}")
+        return Plan(
+            False, f"{len(free)} of {node.gpu_total} GPUs free by its last report, pod needs {k}", link_blind=True
+        )
     wants_nvlink = request.interconnect == "nvlink" and k > 1
     try:
         found = placer.assess(topo, k, free, policy.placement, cliques=wants_nvlink)
@@ -237,7 +250,14 @@ def _placed(node: NodeState, found: Assessment, policy: ScoringPolicy) -> Plan:
     reason = f"{label}{quality}; leaves {','.join(map(str, left.free)) or 'nothing'}"
     if frag_note:
         reason += f" ({frag_note})"
-    return Plan(True, reason, gpus=placement.gpus, components=components, telemetry_gpus=placement.gpus)
+    return Plan(
+        True,
+        reason,
+        gpus=placement.gpus,
+        components=components,
+        telemetry_gpus=placement.gpus,
+        link_blind=found.all_nvlink,
+    )
 
 
 def _set_label(gpus: tuple[int, ...], nvlink: bool, link: str = "NVLink") -> str:
