@@ -55,6 +55,20 @@ class _Reply:
     parts: FilterParts | None = None
     priority_text: str | None = None
 
+    def copy(self) -> _Reply:
+        """Its own lists (a reply is patched in place as its request's verdicts change), sharing the
+        joined forms, which are only read."""
+        return _Reply(
+            [*self.verdicts],
+            [*self.filters],
+            [*self.priorities],
+            [*self.passed],
+            [*self.failed],
+            [*self.unresolvable],
+            self.parts,
+            self.priority_text,
+        )
+
     def put(self, i: int, f: _Fragments) -> None:
         self.parts = self.priority_text = None
         v = f.verdict
@@ -74,6 +88,7 @@ class ReplyFragments:
         self._max_fragments = max_fragments
         # JSON-quoted node names and failure reasons: a few thousand names, and reasons shared by the
         # nodes of one kind (``scoring.alike``), so each is quoted once rather than once per verdict.
+        self._alike: dict[tuple[int, int, int], _Reply] = {}  # recent replies by (length, first, last verdict)
         self._quoted: dict[str, str] = {}
         self._reasons: dict[str, str] = {}
 
@@ -127,7 +142,7 @@ class ReplyFragments:
         last = self._last.get(request)
         n = len(verdicts)
         if last is None or len(last.verdicts) != n:
-            last = self._last[request] = _whole_reply(verdicts, self._fragments(verdicts))
+            last = self._last[request] = self._new_reply(verdicts)
             return last
         if last.verdicts == verdicts:  # one pass in C (identity first, then content: same fragments)
             return last
@@ -140,6 +155,21 @@ class ReplyFragments:
                 f = known[id(v)] = self._encode(v)
             last.put(i, f)
         return last
+
+    def _new_reply(self, verdicts: list[Verdict]) -> _Reply:
+        """The reply of a request new to these fragments: a copy of a recent one whose verdicts are the
+        very same list (another pod of the same shape, a VRAM figure that changes nothing), else made
+        from each verdict's fragments."""
+        if not verdicts:
+            return _whole_reply(verdicts, [])
+        key = (len(verdicts), id(verdicts[0]), id(verdicts[-1]))
+        alike = self._alike.get(key)
+        if alike is not None and alike.verdicts == verdicts:  # identity first, in C
+            return alike.copy()
+        if len(self._alike) >= 2 * self._max_requests:
+            self._alike.clear()
+        made = self._alike[key] = _whole_reply(verdicts, self._fragments(verdicts))
+        return made.copy()
 
     def _fragments(self, verdicts: list[Verdict]) -> list[_Fragments]:
         """Each verdict's fragments, looked up in passes in C; only the verdicts never seen are encoded."""

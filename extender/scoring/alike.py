@@ -17,10 +17,9 @@ shared and the unshared paths to the same verdicts).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import replace
-from itertools import compress, repeat
-from operator import and_, attrgetter, is_, methodcaller, not_
+from operator import attrgetter, methodcaller
 from typing import Any
 
 from extender.cluster.state import NodeState
@@ -37,7 +36,6 @@ __all__ = ["Signature", "Work", "signature"]
 _SIGNATURE = object()  # node.memo key of the node's signature
 _UNSET = object()
 _MEMO, _SIGNED = attrgetter("memo"), methodcaller("get", _SIGNATURE)  # a node's signature, if worked out
-_MEMORY_CLASS = attrgetter("memory")
 
 
 # What ``plan.memory_matters`` reads of a node (how it shares its GPUs, a slot's memory), numbered: a
@@ -192,32 +190,17 @@ class Work:
         sig = signature(node)
         return sig is not None and self._twin_holds(node, sig)
 
-    def twin_holds_all(self, nodes: list[NodeState]) -> list[bool]:
-        """:meth:`twin_holds` of each node, in passes in C: whether VRAM matters is per memory class
-        (how the node shares its GPUs, their slot memory), which each signature keeps once worked out;
-        whether the twin's set is NVLink-joined, per signature. A Python call per kind, not per node."""
+    def twin_holds_all(self, sigs: list[Signature], node_of: Callable[[Signature], NodeState | None]) -> list[bool]:
+        """:meth:`twin_holds` of the nodes with these signatures: worked out once per signature (a few
+        hundred kinds of node in a fleet of thousands), then looked up in a pass in C. ``node_of``: a
+        node with that signature, for what must be worked out from one."""
         if self.bare is None:
-            return [False] * len(nodes)
-        sigs = list(map(_SIGNED, map(_MEMO, nodes)))
-        if any(map(is_, sigs, repeat(None))):
-            return list(map(self.twin_holds, nodes))  # a node not signed yet (or unsignable): one by one
-        classes = list(map(_MEMORY_CLASS, sigs))
-        for i in compress(range(len(nodes)), map(is_, classes, repeat(None))):
-            self._memory_matters(nodes[i], sigs[i])  # works the class out and keeps it on the signature
-            classes[i] = sigs[i].memory
-        by_memory = self.by_memory
-        for memory in set(classes).difference(by_memory):
-            by_memory[memory] = memory_matters(nodes[classes.index(memory)], self.shape.request)
-        holds = list(map(not_, map(by_memory.__getitem__, classes)))
-        if self.nvlink:
-            kept = self.nvlink_kept
-            missing = set(sigs).difference(kept)
-            if missing:
-                some = dict(zip(sigs, nodes, strict=True))  # a node of each signature
-                for sig in missing:
-                    self._nvlink_kept(some[sig], sig)
-            holds = list(map(and_, holds, map(kept.__getitem__, sigs)))
-        return holds
+            return [False] * len(sigs)
+        holds = {}
+        for sig in set(sigs):
+            node = node_of(sig)
+            holds[sig] = node is not None and self._twin_holds(node, sig)
+        return list(map(holds.__getitem__, sigs))
 
     def _twin_holds(self, node: NodeState, sig: Signature) -> bool:
         return not self._memory_matters(node, sig) and (not self.nvlink or self._nvlink_kept(node, sig))

@@ -20,7 +20,7 @@ from extender.cluster.state import NodeState
 from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
 from extender.placement import Placer
-from extender.scoring.alike import Work
+from extender.scoring.alike import Signature, Work, signature
 from extender.scoring.cliques import toward_clique
 from extender.scoring.memo import PlanKey, Shape, VerdictMemo, keep
 from extender.scoring.node_verdict import plan_of, verdict_of
@@ -67,8 +67,8 @@ def judge_all(
     found: list[Verdict | None] = list(map(known.get, names))
     verdicts = cast(list[Verdict], found)
     if any(map(is_, found, repeat(None))):
-        if bare is not None and (taken := _twins(names, found, lookup, work, bare)) is not None:
-            _hand_on(memo, shape, known, taken, bare[2], since, made)
+        if memo is not None and bare is not None and (taken := _twins(names, found, lookup, work, bare, memo.signed)):
+            _hand_on(memo, shape, known, taken, lookup, bare[2], since, made)
         verdicts = [v or work_out(name) for v, name in zip(found, names, strict=True)]
     if memo is not None:
         memo.remember(shape, known, made, lookup, since)
@@ -92,37 +92,47 @@ def _twins(
     lookup: Callable[[str], NodeState | None],
     work: Work,
     bare: _Bare,
-) -> tuple[list[str], list[Verdict], list[NodeState]] | None:
+    signed: dict[str, Signature | None],
+) -> tuple[list[str], list[Verdict]] | None:
     """Fill in the candidates the shape's table lacks whose verdict is that of its twin, the pod
     without its VRAM declaration and NVLink requirement (the twin's table has one, the VRAM fits
-    wherever the plan looks, the set handed out is NVLink-joined anyway), in passes in C: a new VRAM
-    figure or NVLink pod at 5,000 candidates then costs a few lookups per node, not a Python call
-    each. What it took, in columns: (names, verdicts, node states)."""
+    wherever the plan looks, the set handed out is NVLink-joined anyway), in passes in C over names
+    only (each node state is a walk through memory; at 5,000 candidates those walks were the cost):
+    a new VRAM figure or NVLink pod then costs a few lookups per node. What it took, in columns:
+    (names, verdicts); None when a node is unknown or cannot be signed (then each is looked at on its
+    own, ``work_out``)."""
     missing = list(compress(range(len(names)), map(is_, verdicts, repeat(None))))
     wanted = list(map(names.__getitem__, missing))
-    states = list(map(lookup, wanted))
-    if any(map(is_, states, repeat(None))):
-        return None  # a node unknown to the model: each is looked at on its own (``work_out``)
-    known, twins = cast(list[NodeState], states), cast(list[Verdict], list(map(bare[1].get, wanted)))
-    same = list(map(and_, map(is_not, twins, repeat(None)), work.twin_holds_all(known)))
+    sigs = list(map(signed.get, wanted))
+    for j in compress(range(len(wanted)), map(is_, sigs, repeat(None))):
+        node = lookup(wanted[j])
+        if node is None or (sig := signature(node)) is None:
+            return None
+        sigs[j] = signed[wanted[j]] = sig
+    some = dict(zip(sigs, wanted, strict=True))  # a candidate of each signature
+    holds = work.twin_holds_all(cast(list[Signature], sigs), lambda sig: lookup(some[sig]))
+    twins = cast(list[Verdict], list(map(bare[1].get, wanted)))
+    same = list(map(and_, map(is_not, twins, repeat(None)), holds))
     for j in compress(range(len(missing)), same):
         verdicts[missing[j]] = twins[j]
-    return list(compress(wanted, same)), list(compress(twins, same)), list(compress(known, same))
+    return list(compress(wanted, same)), list(compress(twins, same))
 
 
 def _hand_on(
-    memo: VerdictMemo | None,
+    memo: VerdictMemo,
     shape: Shape,
     table: dict[str, Verdict],
-    taken: tuple[list[str], list[Verdict], list[NodeState]],
+    taken: tuple[list[str], list[Verdict]],
+    lookup: Callable[[str], NodeState | None],
     until: float,
     since: tuple[int, int],
     made: _Made,
 ) -> None:
     """Keep the twins' verdicts in the shape's table at once; if a node changed meanwhile, with what
     the call made, to be sorted one by one."""
-    if memo is not None and not memo.take(shape, table, taken[0], taken[1], until, since):
-        made.extend(zip(taken[2], taken[1], repeat(until), repeat(False)))
+    if not memo.take(shape, table, taken[0], taken[1], until, since):
+        states = list(map(lookup, taken[0]))  # a node gone meanwhile is no longer judged: not kept
+        made.extend((n, v, until, False) for n, v in zip(states, taken[1], strict=True) if n is not None)
 
 
 def _worker(

@@ -120,6 +120,9 @@ class VerdictMemo:
         self._watched: set[tuple[TelemetryBoard, ScoringPolicy]] = set()
         self.epoch = 0  # one more each time a refresh has been followed
         self.changes = 0  # one more each time nodes changed (``forget``)
+        # Each node's signature (``alike``) by name, while its state holds: read in passes over names,
+        # not by walking to each node state.
+        self.signed: dict[str, Any] = {}
         self._standing: set[Shape] = set()  # shapes never pushed out for others (``standing``)
         # Plans shared by nodes alike in all a plan reads (judge.py's signature): most of a fleet.
         self.plans: dict[Hashable, Any] = {}
@@ -316,7 +319,11 @@ class VerdictMemo:
             self.changes += 1
             if names is None:
                 self._tables.clear()
+                self.signed.clear()
                 return
+            names = list(names)
+            for name in names:
+                self.signed.pop(name, None)
             for table, until_version in list(self._tables.values()):
                 until_version[1] = next(self._versions)
                 for name in names:

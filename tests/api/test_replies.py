@@ -50,3 +50,19 @@ def test_a_whole_reply_is_reused_only_for_the_same_names_and_verdicts_version() 
     assert whole.reuse("prioritize", POD, ["b", "a"], 3) is None  # other candidates
     assert whole.reuse("filter", POD, ["a", "b"], 3) is None  # the other verb
     assert whole.reuse("prioritize", POD, ["a", "b"], None) is None  # no remembered verdicts at all
+
+
+def test_a_new_request_with_the_very_verdicts_of_another_reads_the_same_and_is_patched_on_its_own() -> None:
+    fragments = ReplyFragments()
+    verdicts = [Verdict("a", True, "fits", score=7), Verdict("b", False, "busy")]
+    twin = PodRequest(gpus=2, gpu_memory_mib=1024)  # a VRAM figure that changes no verdict
+    first = fragments.priorities(POD, verdicts)
+    encoded = dict(fragments._by_verdict)
+    assert fragments.priorities(twin, list(verdicts)) == first
+    assert fragments._by_verdict == encoded  # taken from the other reply, nothing encoded anew
+    # The twin's verdict on b changes: its reply follows, the first request's stays as it was.
+    assert json.loads(fragments.priorities(twin, [verdicts[0], Verdict("b", True, "fits", score=3)]))[1] == {
+        "Host": "b",
+        "Score": 3,
+    }
+    assert fragments.priorities(POD, verdicts) == first
