@@ -32,9 +32,10 @@ from typing import Any
 import pytest
 
 from gpu_advisor.cli import main
-from tests.rightsize.history import Gpu, backfill, gpu_labels, promtool_binary
+from tests.rightsize.history import Gpu, gpu_labels, promtool_binary
 from tests.telemetry.prometheus_server import PrometheusServer, prometheus_binary
-from tests.usage.history import Series, history, node_series, pod_series
+from tests.usage.block_backfill import backfill_blocks
+from tests.usage.history import Series, node_series, pod_series
 
 SAMPLES, INTERVAL_S, HALF = 1440, 60, 720  # 24 h
 H100, T4 = "h100-node", "t4-node"
@@ -97,7 +98,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusServe
     prometheus, promtool = _binaries()
     workdir: Path = tmp_path_factory.mktemp("usage")
     start = (int(time.time()) - 30 * 3600) // 3600 * 3600  # 24 h of history, ending 6 h ago
-    backfill(promtool, history(_kube(), _dcgm(), start, SAMPLES, INTERVAL_S), workdir)
+    backfill_blocks(promtool, _kube(), _dcgm(), start, SAMPLES, INTERVAL_S, workdir)  # as the benchmark does
     running = PrometheusServer(prometheus, workdir, [], retention="30d")
     try:
         running.wait_until("vector(1)")
