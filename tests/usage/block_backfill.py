@@ -49,7 +49,8 @@ def _lines(kube: Sequence[Series], gpus: Sequence[Gpu], samples: int) -> dict[st
             end = gpu.first + (gpu.samples or samples - gpu.first)
             out.setdefault(name, []).append(_Line(f"{name}{{{_label_text(gpu.labels)}}}", cycle, gpu.first, end))
     for s in sorted(kube, key=lambda s: s.name):
-        out.setdefault(s.name, []).append(_Line(f"{s.name}{{{_label_text(s.labels)}}}", (s.value,), 0, samples, s.on))
+        end = samples if s.until is None else s.until
+        out.setdefault(s.name, []).append(_Line(f"{s.name}{{{_label_text(s.labels)}}}", (s.value,), s.first, end, s.on))
     return out
 
 

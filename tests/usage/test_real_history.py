@@ -12,6 +12,10 @@ Deployment api, 2 pods      1 × mig-1g.10gb each, H100   24 h; no DCGM series (
 StatefulSet nb, 2 pods      1 × nvidia.com/gpu each, T4  24 h; 20 % SM each (one GPU, 4 shares)
 (notebooks, research)       time-sliced 4 ways
 bare pod queued-0 (ml)      8 × nvidia.com/gpu           never Running: holds nothing
+Job short (ci)              1 × nvidia.com/gpu, H100     9 min (scrapes 61–69, then gone): between
+                                                         two 15-min steps, asked exactly
+Job limited (ci)            1 × nvidia.com/gpu limit     the last 60 min; no request series
+                            only, H100
 =========================  ===========================  ========================================
 
 Runs the ``prometheus`` and ``promtool`` binaries (Debian's package; ``.ci/run`` installs it). Elsewhere
@@ -69,6 +73,8 @@ def _kube() -> list[Series]:
         *pod_series("notebooks", "nb-0", T4, "nvidia_com_gpu", 1, ("StatefulSet", "nb"), {"team": "research"}),
         *pod_series("notebooks", "nb-1", T4, "nvidia_com_gpu", 1, ("StatefulSet", "nb"), {"team": "research"}),
         *pod_series("ml", "queued-0", H100, "nvidia_com_gpu", 8, None, {}, SAMPLES),
+        *pod_series("ci", "short-x1", H100, "nvidia_com_gpu", 1, ("Job", "short"), {}, lives=(61, 70)),
+        *pod_series("ci", "limited-x2", H100, "nvidia_com_gpu", 1, ("Job", "limited"), {}, 1380, asked_by="limits"),
     ]
 
 
@@ -138,7 +144,9 @@ def test_by_namespace_the_hours_match_the_hand_count(server: PrometheusServer) -
     # notebooks: 2 shares × 1/4 × 24 h = 12 time-sliced GPU-hours; used 2 × 24 h × 20 % × 1/4 = 2.4.
     assert notebooks["by_mode"]["time-slicing"] == 12 and notebooks["used_gpu_hours"] == pytest.approx(2.4)
     assert notebooks["idle_gpu_hours"] == pytest.approx(9.6) and notebooks["vram_peak_mib"] == 4096
-    assert list(got)[:3] == ["ml", "notebooks", "web"]  # most allocated first: 53.1, 12, 6.9
+    # ci: short 1 GPU × 9 min = 0.15 (missed by the 15-min steps, read exactly) + limited 1 × 60 min = 1.
+    assert got["ci"]["allocated_gpu_hours"] == pytest.approx(1.15, abs=1e-3) and got["ci"]["pods"] == 2
+    assert list(got)[:4] == ["ml", "notebooks", "web", "ci"]  # most allocated first: 53.1, 12, 6.9, 1.15
 
 
 def test_by_team_label_the_tenants_add_up_across_namespaces(server: PrometheusServer) -> None:
@@ -151,7 +159,8 @@ def test_by_team_label_the_tenants_add_up_across_namespaces(server: PrometheusSe
     assert platform["allocated_gpu_hours"] == pytest.approx(12, abs=1e-3)
     assert platform["metered_gpu_hours"] == pytest.approx(36 / 7, abs=1e-3)
     assert platform["idle_gpu_hours"] == pytest.approx(36 / 7 - 3.6, abs=1e-3)
-    assert got["totals"]["allocated_gpu_hours"] == pytest.approx(72, abs=1e-3)  # 60 + 12, as by namespace
+    # 60 + 12, and ci's 1.15 with no team: 73.15, as by namespace.
+    assert got["totals"]["allocated_gpu_hours"] == pytest.approx(73.15, abs=1e-3)
 
 
 def test_by_workload_deployments_are_read_through_their_replica_sets(server: PrometheusServer) -> None:
@@ -161,5 +170,7 @@ def test_by_workload_deployments_are_read_through_their_replica_sets(server: Pro
         "ml/Deployment/infer",
         "web/Deployment/api",
         "notebooks/StatefulSet/nb",
+        "ci/Job/short",
+        "ci/Job/limited",
     }
     assert got["web/Deployment/api"]["pods"] == 2
