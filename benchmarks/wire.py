@@ -53,9 +53,17 @@ def synthetic_snapshot(nodes: int) -> dict[str, Any]:
     return sibling("extender").synthetic_cluster(nodes)  # type: ignore[no-any-return]
 
 
-def body(names: list[str], gpus: int, memory_gib: int | None = None, replica: int = 0) -> str:
+def body(
+    names: list[str],
+    gpus: int,
+    memory_gib: int | None = None,
+    replica: int = 0,
+    cpu_milli: int | None = None,
+    nvlink: bool = False,
+) -> str:
     """The captured kube-scheduler filter body with these candidates and a pod of ``gpus`` GPUs; its
-    ``replica``-th pod (own name and uid, as the pods of one Deployment differ)."""
+    ``replica``-th pod (own name and uid, as the pods of one Deployment differ); optionally declaring
+    VRAM, asking ``cpu_milli`` CPU (and 4 GiB of memory per CPU), or requiring NVLink."""
     doc = json.loads(TEMPLATE.read_text())
     meta = doc["Pod"]["metadata"]
     meta["name"] = f"{meta.get('name', 'pod')}-{gpus}-{replica}"
@@ -63,8 +71,14 @@ def body(names: list[str], gpus: int, memory_gib: int | None = None, replica: in
     container = doc["Pod"]["spec"]["containers"][0]
     container["resources"]["limits"]["nvidia.com/gpu"] = str(gpus)
     container["resources"]["requests"]["nvidia.com/gpu"] = str(gpus)
+    annotations = doc["Pod"]["metadata"].setdefault("annotations", {})
     if memory_gib is not None:  # a new pod shape: kube-scheduler's next pending pod
-        doc["Pod"]["metadata"].setdefault("annotations", {})["gpu-advisor.io/gpu-memory"] = f"{memory_gib}Gi"
+        annotations["gpu-advisor.io/gpu-memory"] = f"{memory_gib}Gi"
+    if nvlink:
+        annotations["gpu-advisor.io/interconnect"] = "nvlink"
+    if cpu_milli is not None:
+        for part in ("requests", "limits"):
+            container["resources"][part] |= {"cpu": f"{cpu_milli}m", "memory": f"{4 * cpu_milli // 1000}Gi"}
     doc["NodeNames"] = names
     return json.dumps(doc, separators=(",", ":"))
 

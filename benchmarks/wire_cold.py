@@ -57,13 +57,11 @@ def write_snapshot(work: Path, nodes: int) -> tuple[Path, list[str]]:
 
 def cold_calls(snapshot: Path, names: list[str], counts: list[int]) -> dict[tuple[int, str], list[tuple[float, float]]]:
     """(wall ms, server CPU ms) of the first call of each new pod shape (filter; a fresh connection
-    each), by (names, kind): "VRAM" — pods of 1, 2, 4, 8 GPUs (sizes the cluster has seen) each
-    declaring a VRAM no pod declared before; "size" — pods of 3, 5, 6, 7 GPUs, sizes no pod asked for
-    before. The server's CPU time (all its threads, from /proc) says what a call costs when the
-    machine is busy with other work and wall time is not its own."""
+    each), by (names, kind) as :func:`new_shapes` lists them. The server's CPU time (all its threads,
+    from /proc) says what a call costs when the machine is busy with other work and wall time is not
+    its own."""
     port = wire.free_port()
     argv = [sys.executable, str(HERE / "wire_servers.py"), "advisor", "--snapshot", str(snapshot), "--port", str(port)]
-    found: dict[tuple[int, str], list[tuple[float, float]]] = {}
     with wire.server(argv, port) as (proc, _):
 
         def timed(text: str) -> tuple[float, float]:
@@ -73,20 +71,35 @@ def cold_calls(snapshot: Path, names: list[str], counts: list[int]) -> dict[tupl
 
         # A live advisor has counted the cluster's running pods into its learned mix at start; this
         # snapshot has none. Count 1,100 pods first, so that no renewal of the mix (at 1, 2, 4 … 1,024
-        # pods, then every 2,048) falls among the calls measured: one makes every shape's next call
-        # cold like a GPU count never asked, and is rare in a running cluster.
+        # pods, then every 2,048) falls among the calls measured (whole-GPU pods no longer read the
+        # mix, but a renewal is rare in a running cluster and should not colour these figures).
         for i in range(SETTLE_PODS):
             wire.post(port, "/scheduler/filter", wire.body(names[:1], 1, replica=100_000 + i))
         for count in counts:  # the shapes that benchmarks/wire.py's warm runs ask about, seen once
             for k in SHAPES:
                 wire.post(port, "/scheduler/filter", wire.body(names[:count], k))
-        for count in counts:
-            memories = [1 + n + 10 * counts.index(count) for n in range(8)]  # VRAM no call asked about yet
-            pairs = zip(SHAPES * 2, memories, strict=True)
-            found[(count, "VRAM")] = [timed(wire.body(names[:count], k, m)) for k, m in pairs]
-        for count in counts:
-            sizes = (3, 5, 6, 7) if count == counts[0] else (7, 6, 5, 3)
-            found[(count, "size")] = [timed(wire.body(names[:count], k)) for k in sizes]
+        return {key: [timed(text) for text in bodies] for key, bodies in new_shapes(names, counts).items()}
+
+
+def new_shapes(names: list[str], counts: list[int]) -> dict[tuple[int, str], list[str]]:
+    """Bodies of pod shapes no call asked about yet, by (names, kind): "VRAM" — pods of 1, 2, 4, 8 GPUs
+    (sizes the cluster has seen) each declaring a new VRAM; "CPU" — the same sizes with new CPU and
+    memory requests (new Deployments); "size" — pods of 3, 5, 6, 7 GPUs, sizes nobody asked for (the
+    advisor keeps them standing); "NVLink" — pods requiring NVLink, first of their size (nothing
+    stands for them: their first call works out a plan per kind of node and a verdict per node)."""
+    found: dict[tuple[int, str], list[str]] = {}
+    for count in counts:
+        memories = [1 + n + 10 * counts.index(count) for n in range(8)]
+        found[(count, "VRAM")] = [wire.body(names[:count], k, m) for k, m in zip(SHAPES * 2, memories, strict=True)]
+    for count in counts:
+        cpus = [4000 + 500 * n + 5000 * counts.index(count) for n in range(4)]
+        found[(count, "CPU")] = [wire.body(names[:count], k, cpu_milli=c) for k, c in zip(SHAPES, cpus, strict=True)]
+    for count in counts:
+        sizes = (3, 5, 6, 7) if count == counts[0] else (7, 6, 5, 3)
+        found[(count, "size")] = [wire.body(names[:count], k) for k in sizes]
+    for count in counts:
+        sizes = (2, 4, 8, 3) if count == counts[0] else (3, 8, 4, 2)
+        found[(count, "NVLink")] = [wire.body(names[:count], k, nvlink=True) for k in sizes]
     return found
 
 
@@ -111,11 +124,19 @@ def startup(snapshot: Path) -> tuple[float, float]:
         return seconds, wire.rss_mib(proc.pid)[0]
 
 
+KINDS = {
+    "VRAM": "a known size with a new VRAM declaration",
+    "CPU": "a known size with new CPU and memory requests",
+    "size": "a GPU count never asked before (a standing table)",
+    "NVLink": "NVLink required, first of its size (no table: node by node)",
+}
+
+
 def report(cold: dict[tuple[int, str], list[tuple[float, float]]]) -> None:
     for (count, kind), times in cold.items():
         walls, cpus = [t[0] for t in times], [t[1] for t in times]
         listed = ", ".join(f"{t:.1f}" for t in walls)
-        what = "a known size with a new VRAM declaration" if kind == "VRAM" else "a GPU count never asked before"
+        what = KINDS[kind]
         print(
             f"cold first call, {what}, {count} names (ms): {listed}; median {statistics.median(walls):.1f}, "
             f"max {max(walls):.1f}; server CPU median {statistics.median(cpus):.1f} ms"

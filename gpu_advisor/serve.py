@@ -90,7 +90,14 @@ def build_advisor(
     policy = load_policy(policy_file) if policy_file else ScoringPolicy()
     background = Background()
     registry = CollectorRegistry()  # the sources' metrics and the server's, on one /metrics
-    model = live_model(cluster, kubeconfig, policy.telemetry_max_age_s, on_synced=settle_memory, registry=registry)
+    served: list[Advisor] = []  # set below: the watch syncs only once the server runs
+
+    def synced() -> None:
+        for advisor in served:
+            advisor.keep_standing()
+        settle_memory()
+
+    model = live_model(cluster, kubeconfig, policy.telemetry_max_age_s, on_synced=synced, registry=registry)
     if model.watch is not None:
         background.parts.append(model.watch)
     state, board = model.state, model.telemetry
@@ -110,6 +117,7 @@ def build_advisor(
         background.parts.append(live)
         registry.register(TelemetryTrust(board))
     advisor = Advisor(state=state, telemetry=board, policy=policy, registry=registry)
+    served.append(advisor)
     advisor.rightsize = history_source(cluster, prometheus, state, model.pods)
     advisor.usage = usage_source(cluster, prometheus, state, model.pods)
     if prometheus and usage_refresh_s > 0 and advisor.usage is not None:
@@ -249,7 +257,8 @@ def run(
         servers.append(uvicorn.Server(tls_config))
         background.parts.append(reloader)
     install_log_hygiene()
-    if advisor.state.ready:
+    if advisor.state.ready:  # a snapshot: built already (a live cluster's watch does this once synced)
+        advisor.keep_standing()
         settle_memory()
     background.start()
 

@@ -3,6 +3,7 @@ what every HTTP edge (extender, dry-run API, webhooks) reads."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,9 +18,12 @@ from extender.cluster.state import ClusterState, NodeState, node_state
 from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
+from extender.scoring.standing import standing_requests
 from extender.scoring.workload import MixLearner
 
 __all__ = ["MAX_BODY_BYTES", "MAX_CANDIDATES", "Advisor", "Metrics", "pod_key"]
+
+log = logging.getLogger(__name__)
 
 
 def pod_key(pod: Mapping[str, Any]) -> str:
@@ -54,6 +58,11 @@ class Metrics:
         )
         self.nodes = Gauge("gpu_advisor_nodes", "Nodes in the advisor's cluster model", registry=registry)
         self.ready = Gauge("gpu_advisor_ready", "1 once the cluster model has synced", registry=registry)
+        self.standing_failures = Counter(
+            "gpu_advisor_standing_shape_failures",
+            "Times working out the standing pod shapes' verdicts failed (then judged on request)",
+            registry=registry,
+        )
 
 
 @dataclass
@@ -81,10 +90,13 @@ class Advisor:
     # The Pod objects (bound and pending) the console reads: pending pods to diagnose, admission findings
     # of bound ones; wired in by serve (None: the source does not list them).
     pod_objects: Callable[[], list[dict[str, Any]]] | None = None
+    # Told each standing shape's verdicts as they are filled in (the extender encodes them ahead).
+    standing_listeners: list[Callable[[list[Verdict]], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.metrics = Metrics(self.registry)
         self._memo_for: ClusterState | None = None
+        self._standing = False  # keep_standing has been asked for
         self._memo = VerdictMemo()
         self._verdict_memo()  # follow the board from now on, off the request path
 
@@ -98,7 +110,43 @@ class Advisor:
             self._learn_running(None)
             if self.telemetry is not None:
                 self._memo.watch(self.telemetry, self.policy, self.state.nodes_by_name, self.clock)
+            self.state.subscribe(self._replaced)
+            if self._standing:  # a new state: its standing shapes are worked out afresh
+                self._fill_standing(self._memo)
         return self._memo
+
+    def keep_standing(self) -> None:
+        """Work out, and from now on keep, the verdicts of every whole-GPU count the fleet offers on
+        every node (``scoring.standing``): once the model is built, after a full resync, and for the
+        nodes a telemetry refresh moved (on the refreshing thread, right after the memo follows it)."""
+        memo = self._verdict_memo()
+        if not self._standing:
+            self._standing = True
+            if self.telemetry is not None:
+                self.telemetry.subscribe(self._fill_standing)
+        self._fill_standing(memo)
+
+    def _replaced(self, names: Iterable[str] | None) -> None:
+        if names is None and self._standing:
+            self._fill_standing()
+
+    def _fill_standing(self, memo: VerdictMemo | None = None) -> None:
+        """Fill in the standing shapes' tables where nodes changed; a failure leaves them to be worked
+        out on request, as any shape (logged and counted, never raised into the refresh or the watch)."""
+        try:
+            memo = memo or self._verdict_memo()
+            nodes = self.state.nodes_by_name()
+            names, placer, mix = list(nodes), self.state.machines.placer, self.learner.current
+            for request in standing_requests(nodes.values()):
+                memo.pin(memo.shape(request, self.policy, self.telemetry, mix))
+                found = judge_all(
+                    request, names, nodes, self.telemetry, self.policy, self.clock(), memo, placer, mix, False
+                )
+                for listener in self.standing_listeners:
+                    listener(found)
+        except Exception:
+            log.exception("working out the standing pod shapes failed: they are judged on request")
+            self.metrics.standing_failures.inc()
 
     def _learn_running(self, names: Iterable[str] | None) -> None:
         """Count the GPU pods running on nodes that changed (all of them after a full replace)."""

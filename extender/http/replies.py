@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from itertools import compress, repeat
 from json.encoder import encode_basestring_ascii
 from operator import attrgetter, is_not, not_, or_
+from typing import NamedTuple
 
 from extender.model.pods import PodRequest
 from extender.scoring import Verdict
@@ -26,19 +27,13 @@ __all__ = ["FilterParts", "ReplyFragments", "WholeReplies"]
 FilterParts = tuple[list[str], list[str], list[str]]  # passed names, failed entries, unresolvable entries
 
 
-@dataclass(frozen=True)
-class _Fragments:
-    """One verdict on the wire: its filter entry (a quoted name, or ``"name":"reason"``) and priority."""
+class _Fragments(NamedTuple):
+    """One verdict on the wire: its filter entry (a quoted name, or ``"name":"reason"``) and priority
+    (a tuple: a new pod shape at 5,000 nodes makes 5,000 of them)."""
 
     verdict: Verdict
     filter: str
     priority: str
-
-
-def _encode(v: Verdict) -> _Fragments:
-    quoted = encode_basestring_ascii(v.node)
-    priority = f'{{"Host":{quoted},"Score":{v.score if v.fits else 0}}}'
-    return _Fragments(v, quoted if v.fits else f"{quoted}:{encode_basestring_ascii(v.reason)}", priority)
 
 
 _NONE = _Fragments(Verdict("", False, ""), "", "")  # what a verdict not yet encoded finds (no verdict is it)
@@ -70,12 +65,40 @@ class _Reply:
 class ReplyFragments:
     """Encoded fragments per pod request; a fragment is re-encoded only when its verdict changed."""
 
-    def __init__(self, max_requests: int = 16) -> None:
+    def __init__(self, max_requests: int = 16, max_fragments: int = 100_000) -> None:
         # By the verdict itself (checked by identity): scoring hands pod shapes that come out alike on a
         # node the very same verdict (``scoring.alike``), so a new shape reuses what others encoded.
         self._by_verdict: dict[int, _Fragments] = {}
         self._last: dict[PodRequest, _Reply] = {}
         self._max_requests = max_requests
+        self._max_fragments = max_fragments
+        # JSON-quoted node names and failure reasons: a few thousand names, and reasons shared by the
+        # nodes of one kind (``scoring.alike``), so each is quoted once rather than once per verdict.
+        self._quoted: dict[str, str] = {}
+        self._reasons: dict[str, str] = {}
+
+    def encode_ahead(self, verdicts: list[Verdict]) -> None:
+        """Encode these verdicts now (the standing pod shapes' tables, as they are filled in off the
+        request path), so the first call that hands them out only looks them up."""
+        if len(self._by_verdict) > self._max_fragments:
+            self._by_verdict.clear()
+        self._fragments(verdicts)
+
+    def _encode(self, v: Verdict) -> _Fragments:
+        quoted, reasons = self._quoted, self._reasons
+        name = quoted.get(v.node)
+        if name is None:
+            if len(quoted) > 50_000:
+                quoted.clear()
+            name = quoted[v.node] = encode_basestring_ascii(v.node)
+        if v.fits:
+            return _Fragments(v, name, f'{{"Host":{name},"Score":{v.score}}}')
+        reason = reasons.get(v.reason)
+        if reason is None:
+            if len(reasons) > 50_000:
+                reasons.clear()
+            reason = reasons[v.reason] = encode_basestring_ascii(v.reason)
+        return _Fragments(v, f"{name}:{reason}", f'{{"Host":{name},"Score":0}}')
 
     def filter_parts(self, request: PodRequest, verdicts: list[Verdict]) -> FilterParts:
         """(passed names, failed entries, unresolvable entries), each already JSON; read them only."""
@@ -99,7 +122,7 @@ class ReplyFragments:
         if len(self._last) >= self._max_requests and request not in self._last:
             self._last.clear()
         known = self._by_verdict
-        if len(known) > 40_000:  # each holds its verdict alive: eight replies of 5,000 nodes
+        if len(known) > self._max_fragments:  # each holds its verdict alive: 20 tables of 5,000 nodes
             known.clear()
         last = self._last.get(request)
         n = len(verdicts)
@@ -114,7 +137,7 @@ class ReplyFragments:
             v = verdicts[i]
             f = known.get(id(v))
             if f is None or f.verdict is not v:
-                f = known[id(v)] = _encode(v)
+                f = known[id(v)] = self._encode(v)
             last.put(i, f)
         return last
 
@@ -124,7 +147,7 @@ class ReplyFragments:
         found = list(map(known.get, map(id, verdicts), repeat(_NONE)))
         for i in compress(range(len(found)), map(is_not, map(_VERDICT, found), verdicts)):
             v = verdicts[i]
-            found[i] = known[id(v)] = _encode(v)
+            found[i] = known[id(v)] = self._encode(v)
         return found
 
 

@@ -57,6 +57,7 @@ class SchedulerVerbs:
         self.whole = WholeReplies()
         self.pods = PodRequests()
         self.candidates = CandidateLists()
+        advisor.standing_listeners.append(self.fragments.encode_ahead)
         metrics = advisor.metrics
         # Label children bound once: ``.labels()`` is a lock and a lookup on every call otherwise.
         self._ok = {verb: metrics.requests.labels(verb, "ok") for verb in ("filter", "prioritize")}

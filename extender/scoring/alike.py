@@ -4,10 +4,11 @@ A fleet is a few machine types in a few allocation states: of 5,000 synthetic no
 differ in anything but their name. So a whole-GPU plan is worked out once per *signature* (everything
 of a node state a plan reads, name aside) and handed to every node that has it; a plan whose reason
 opens with its node's name (an NVLink refusal) stays that node's own. Live headroom comes from the marks
-the refresh already worked out per GPU (``live``), once per node and GPU set per refresh. And a node
-whose plan and headroom come out as they did for another pod shape gets that very verdict back, so its
-encoded wire fragments are reused too: a new pod shape that ends up where an old one did costs a few
-lookups per node.
+the refresh already worked out per GPU (``live``), once per node and GPU set per refresh. A pod that
+declares VRAM gets, where that VRAM does not change its plan, the very verdict of its twin without the
+declaration (``judge``), so its encoded wire fragments are reused too. (A per-node cache of verdicts by
+plan and headroom, for any pod shape, was measured to hit never: plans are kept per shape's family, so
+two shapes never share a plan object but through that twin; it went, and with it 9 MiB at 5,000 nodes.)
 
 None of this changes a verdict's content: the sharing is by identity of equal things (a test holds the
 shared and the unshared paths to the same verdicts).
@@ -18,6 +19,8 @@ from __future__ import annotations
 import weakref
 from collections.abc import Hashable
 from dataclasses import replace
+from itertools import compress, repeat
+from operator import attrgetter, is_, methodcaller, not_
 from typing import Any
 
 from extender.cluster.state import NodeState
@@ -32,8 +35,9 @@ from extender.scoring.verdict import Verdict
 __all__ = ["Signature", "Work", "signature"]
 
 _SIGNATURE = object()  # node.memo key of the node's signature
-_VERDICTS = object()  # node.memo key of its verdicts by (plan, headroom), whatever the pod shape
 _UNSET = object()
+_MEMO, _SIGNED = attrgetter("memo"), methodcaller("get", _SIGNATURE)  # a node's signature, if worked out
+_MEMORY_CLASS = attrgetter("memory")
 
 
 class Signature:
@@ -160,6 +164,24 @@ class Work:
         sig = signature(node)
         return sig is not None and not self._memory_matters(node, sig)
 
+    def vram_idle_all(self, nodes: list[NodeState]) -> list[bool]:
+        """:meth:`vram_idle` of each node, in passes in C: the answer is per memory class (how the
+        node shares its GPUs, their slot memory), which each signature keeps once worked out, so a new
+        VRAM figure costs a Python call per kind of memory, not one per node."""
+        if self.bare is None:
+            return [False] * len(nodes)
+        sigs = list(map(_SIGNED, map(_MEMO, nodes)))
+        if any(map(is_, sigs, repeat(None))):
+            return list(map(self.vram_idle, nodes))  # a node not signed yet (or unsignable): one by one
+        classes = list(map(_MEMORY_CLASS, sigs))
+        for i in compress(range(len(nodes)), map(is_, classes, repeat(None))):
+            self._memory_matters(nodes[i], sigs[i])  # works the class out and keeps it on the signature
+            classes[i] = sigs[i].memory
+        by_memory = self.by_memory
+        for memory in set(classes).difference(by_memory):
+            by_memory[memory] = memory_matters(nodes[classes.index(memory)], self.shape.request)
+        return list(map(not_, map(by_memory.__getitem__, classes)))
+
     def _memory_matters(self, node: NodeState, sig: Signature) -> bool:
         """``plan.memory_matters``, once per signature: it reads nothing of the node but its content."""
         found = self.matters.get(sig)
@@ -178,27 +200,11 @@ class Work:
     def judge(self, node: NodeState, name: str) -> tuple[Verdict, float]:
         found = self.plan(node)
         if not found.fits:
-            return self._shared(node, name, found, None), float("inf")
+            return verdict_of(node, name, self.shape, found, self.now)[0], float("inf")
         shape, now, gpus = self.shape, self.now, found.telemetry_gpus
 
         def full() -> Headroom:
             return headroom(node, gpus, shape.telemetry, shape.policy, now)
 
         room = self.live.headroom(node, gpus, now, full) if self.live is not None else full()
-        return self._shared(node, name, found, room), room[2]
-
-    def _shared(self, node: NodeState, name: str, found: Plan, room: Headroom | None) -> Verdict:
-        """The node's verdict for this plan and headroom: the very one another pod shape got when they
-        were the same (a plan is its policy's, so the score is too)."""
-        mine = node.memo.get(_VERDICTS)
-        if mine is None:
-            mine = node.memo[_VERDICTS] = {}
-        key = (id(found), id(self.shape.policy)) + (() if room is None else (room[0], room[1]))
-        hit = mine.get(key)
-        if hit is not None and hit[0] is found and hit[1] is self.shape.policy:
-            return hit[2]  # type: ignore[no-any-return]
-        verdict, _ = verdict_of(node, name, self.shape, found, self.now, room)
-        if len(mine) > 32:
-            mine.clear()
-        mine[key] = (found, self.shape.policy, verdict)
-        return verdict
+        return verdict_of(node, name, shape, found, now, room)[0], room[2]

@@ -119,6 +119,7 @@ class VerdictMemo:
         self._following = threading.Lock()
         self._watched: set[tuple[TelemetryBoard, ScoringPolicy]] = set()
         self.epoch = 0  # one more each time a refresh has been followed
+        self._standing: set[Shape] = set()  # shapes never pushed out for others (``standing``)
         # Plans shared by nodes alike in all a plan reads (judge.py's signature): most of a fleet.
         self.plans: dict[Hashable, Any] = {}
 
@@ -145,16 +146,24 @@ class VerdictMemo:
 
     def table(self, shape: Shape, now: float) -> dict[str, Verdict]:
         """The shape's table (a new one if it has none or it expired), now the most recently used:
-        past MEMO_TABLES the least recently used goes (each holds a verdict per candidate node)."""
+        past MEMO_TABLES the least recently used goes (each holds a verdict per candidate node), never
+        a pinned one."""
         tables = self._tables
         with self._lock:  # a refresh being followed walks every table: none may be out meanwhile
             found = tables.pop(shape, None)
             if found is None or now >= found[1][0]:
                 found = ({}, [float("inf"), next(self._versions)])
-                while len(tables) >= MEMO_TABLES:
-                    del tables[next(iter(tables))]
+                while len(tables) >= MEMO_TABLES + len(self._standing):
+                    unpinned = next((s for s in tables if s not in self._standing), None)
+                    if unpinned is None:
+                        break
+                    del tables[unpinned]
             tables[shape] = found
         return found[0]
+
+    def pin(self, shape: Shape) -> None:
+        """Keep this shape's table however many others are asked for (``scoring.standing``)."""
+        self._standing.add(shape)
 
     def valid_until(self, shape: Shape) -> float:
         """Until when the shape's table holds (it has none: now)."""

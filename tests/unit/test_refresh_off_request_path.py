@@ -102,6 +102,12 @@ def test_alike_nodes_share_a_plan_and_alike_shapes_share_the_verdict() -> None:
     assert signature(nodes["a"]) is signature(nodes["b"])
     assert len(memo.plans[memo.shape(plain, policy, board).plan_key]) == 1
     assert [v is w for v, w in zip(first, second, strict=True)] == [True, True]  # 4 GiB fits a 16 GiB GPU
+    # Another VRAM figure, with a candidate the model does not know among them: that one passes unjudged.
+    third = judge_all(
+        PodRequest(gpus=2, gpu_memory_mib=2048), ["a", "ghost", "b"], nodes, board, policy, NOW + 1, memo=memo
+    )
+    assert [third[0] is first[0], third[2] is first[1]] == [True, True]
+    assert third[1].fits and "unknown to gpu-advisor" in third[1].reason
 
 
 def test_sharing_work_across_alike_nodes_changes_no_verdict() -> None:
