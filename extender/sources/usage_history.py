@@ -84,15 +84,17 @@ class UsageHistory:
         self.url = self.query.url
         self.dcgm = GpuHistory(url, timeout_s, workers)
 
-    def pods(self, end: float, window_s: float, where: Directory | None = None) -> list[PodUsage]:
-        """The GPU pods of the ``window_s`` before ``end`` (aligned down to a bucket), with their use."""
+    def pods(self, end: float, window_s: float, where: Directory | None = None, vram: bool = True) -> list[PodUsage]:
+        """The GPU pods of the ``window_s`` before ``end`` (aligned down to a bucket), with their use;
+        their VRAM peaks only with ``vram`` (one more pass over the DCGM samples)."""
         bucket = bucket_seconds(window_s)
         end = end // bucket * bucket
         w, b = f"{round(window_s)}s", f"{round(bucket * 1000) - 1}ms"
         fill = {"{w}": w, "{b}": b, "{s}": f"{round(bucket)}s", "{day}": f"{round(min(window_s, 86400))}s"}
         queries = {k: _filled(q, fill) for k, q in _QUERIES.items()}
         with ThreadPoolExecutor(max_workers=3) as pool:  # the DCGM, asks and index reads beside the rest
-            dcgm = pool.submit(self.dcgm.series, end, window_s, where or Directory(), ("mean",), ("max",))
+            peaks = ("max",) if vram else ()
+            dcgm = pool.submit(self.dcgm.series, end, window_s, where or Directory(), ("mean",), peaks)
             asks = pool.submit(asked_gpus, self.query, end, window_s, bucket)
             index = pool.submit(lambda: {n: self.query.series(n, end - window_s, end) for n in _LABELLED})
             got = self.query.many(queries, end)

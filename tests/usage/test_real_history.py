@@ -35,6 +35,7 @@ from typing import Any
 
 import pytest
 
+from extender.sources.usage_history import UsageHistory
 from gpu_advisor.cli import main
 from tests.rightsize.history import Gpu, gpu_labels, promtool_binary
 from tests.telemetry.prometheus_server import PrometheusServer, prometheus_binary
@@ -174,3 +175,13 @@ def test_by_workload_deployments_are_read_through_their_replica_sets(server: Pro
         "ci/Job/limited",
     }
     assert got["web/Deployment/api"]["pods"] == 2
+
+
+def test_the_table_reads_no_vram_peaks_and_the_same_hours(server: PrometheusServer) -> None:
+    history = UsageHistory(server.url)
+    end, window = time.time(), 2 * 86400
+    with_peaks, without = history.pods(end, window), history.pods(end, window, vram=False)
+    assert {p.key: p.vram_peak_mib for p in with_peaks}["notebooks/nb-0"] == 4096
+    assert all(p.vram_peak_mib is None for p in without)
+    assert {p.key: p.used_gpu_hours for p in without} == {p.key: p.used_gpu_hours for p in with_peaks}
+    assert sum(p.used_gpu_hours or 0 for p in without) == pytest.approx(12 + 3.6 + 2.4, abs=1e-3)  # as by team
