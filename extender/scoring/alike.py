@@ -40,6 +40,21 @@ _MEMO, _SIGNED = attrgetter("memo"), methodcaller("get", _SIGNATURE)  # a node's
 _MEMORY_CLASS = attrgetter("memory")
 
 
+# What ``plan.memory_matters`` reads of a node (how it shares its GPUs, a slot's memory), numbered: a
+# few per fleet, and an int hashes for free where a tuple hashes anew at each of 5,000 lookups.
+_MEMORY_CLASSES: dict[tuple[str, bool, int | None], int] = {}
+
+
+def memory_class(node: NodeState) -> int:
+    key = (node.sharing, node.time_sliced, node.slot_memory_mib)
+    found = _MEMORY_CLASSES.get(key)
+    if found is None:
+        if len(_MEMORY_CLASSES) >= 4096:  # nodes sent with odd labels: a class of its own, never kept
+            return -1 - id(node)
+        found = _MEMORY_CLASSES.setdefault(key, len(_MEMORY_CLASSES))
+    return found
+
+
 class Signature:
     """A node state's content but its name, with its hash worked out once (probed per node)."""
 
@@ -48,8 +63,8 @@ class Signature:
     def __init__(self, content: tuple[Any, ...], topology: object) -> None:
         self.content, self.topology = content, topology
         self._hash = hash(content)
-        # What ``plan.memory_matters`` reads of the node (see ``Work``), once known.
-        self.memory: tuple[str, bool, int | None] | None = None
+        # What ``plan.memory_matters`` reads of the node (see ``Work``), once known: a class number.
+        self.memory: int | None = None
 
     def __hash__(self) -> int:
         return self._hash
@@ -102,11 +117,20 @@ def _signature(node: NodeState) -> Signature | None:
         return None
 
 
-def _family(plans: dict[Hashable, Any], key: PlanKey) -> dict[Signature, Plan]:
+def _family(plans: dict[Hashable, Any], key: PlanKey) -> dict[Signature, Plan | _Named]:
     found = plans.get(key)
     if found is None or len(found) > 100_000:
         found = plans[key] = {}
     return found
+
+
+class _Named:
+    """A refusal that opens with its node's name, kept for alike nodes without the name."""
+
+    __slots__ = ("rest", "unresolvable")
+
+    def __init__(self, plan: Plan, cut: int) -> None:
+        self.rest, self.unresolvable = plan.reason[cut:], plan.unresolvable
 
 
 class Work:
@@ -117,10 +141,10 @@ class Work:
     ) -> None:
         self.shape, self.placer, self.now, self.live = shape, placer, now, live
         request = shape.request
-        self.family: dict[Signature, Plan] | None = None
-        self.bare: tuple[PlanKey, dict[Signature, Plan]] | None = None
+        self.family: dict[Signature, Plan | _Named] | None = None
+        self.bare: tuple[PlanKey, dict[Signature, Plan | _Named]] | None = None
         self.matters: dict[Signature, bool] = {}  # does the pod's VRAM change the plan, by signature
-        self.by_memory: dict[tuple[str, bool, int | None], bool] = {}  # … by what it reads of the node
+        self.by_memory: dict[int, bool] = {}  # … by what it reads of the node (its memory class)
         # Whole GPUs only: a shared GPU's or a CPU-only plan reads the pods it shares with by name.
         if request.wants_gpu and request.share is None and not request.mig and not request.invalid:
             if len(plans) > 1000:
@@ -145,14 +169,19 @@ class Work:
                 key_for, family = self.bare
             else:
                 key_for = key
-            found = family.get(sig)
-            if found is not None:
-                return found  # the family keeps it: no copy on each of thousands of node states
-            found = plan_for(node, key_for, self.placer)
-            # A plan that names its node (an NVLink refusal opens with it) is that node's alone.
-            if not found.reason.startswith(f"{node.name}: "):
-                family[sig] = found
-                return found
+            kept = family.get(sig)
+            if isinstance(kept, Plan):
+                return kept  # the family keeps it: no copy on each of thousands of node states
+            if kept is not None:  # alike but for the name it opens with: that node's own copy
+                found = Plan(False, f"{node.name}: {kept.rest}", unresolvable=kept.unresolvable)
+            else:
+                found = plan_for(node, key_for, self.placer)
+                named = found.reason.startswith(f"{node.name}: ")
+                # A plan that names its node (an NVLink refusal opens with it) is that node's alone;
+                # the family keeps the rest, so an alike node costs a string, not a placement.
+                family[sig] = _Named(found, len(node.name) + 2) if named else found
+                if not named:
+                    return found
         keep(node, key, found)
         return found
 
@@ -190,7 +219,7 @@ class Work:
             # every signature alike in those (a few per fleet), worked out once.
             memory = sig.memory
             if memory is None:
-                memory = sig.memory = (node.sharing, node.time_sliced, node.slot_memory_mib)
+                memory = sig.memory = memory_class(node)
             found = self.by_memory.get(memory)
             if found is None:
                 found = self.by_memory[memory] = memory_matters(node, self.shape.request)

@@ -60,20 +60,20 @@ def judge_all(
     """
     if not request.wants_gpu and not (request.cpu_milli and mix.pods):
         return [Verdict(name, True, "pod asks for no GPU: not judged", score=0) for name in names]
-    shape, known, epoch, work, bare = _setup(request, nodes, telemetry, policy, now, memo, placer or Placer(), mix)
+    shape, known, since, work, bare = _setup(request, nodes, telemetry, policy, now, memo, placer or Placer(), mix)
     lookup = nodes.get
     work_out, made, bare_made = _worker(shape, work, bare, lookup, now)
     # The hot path at 5,000 candidates: one probe per node, in C; only what the table lacks is visited.
     found: list[Verdict | None] = list(map(known.get, names))
     verdicts = cast(list[Verdict], found)
     if any(map(is_, found, repeat(None))):
-        if bare is not None:
-            _twins(names, found, lookup, work, bare, made)
+        if bare is not None and (taken := _twins(names, found, lookup, work, bare)) is not None:
+            _hand_on(memo, shape, known, taken, bare[2], since, made)
         verdicts = [v or work_out(name) for v, name in zip(found, names, strict=True)]
     if memo is not None:
-        memo.remember(shape, known, made, lookup, epoch)
+        memo.remember(shape, known, made, lookup, since)
         if bare is not None:
-            memo.remember(bare[0], bare[1], bare_made, lookup, epoch)
+            memo.remember(bare[0], bare[1], bare_made, lookup, since)
     else:
         for node, verdict, valid_until, new in made:
             if new:
@@ -92,21 +92,36 @@ def _twins(
     lookup: Callable[[str], NodeState | None],
     work: Work,
     bare: _Bare,
-    made: _Made,
-) -> None:
+) -> tuple[list[str], list[Verdict], list[NodeState]] | None:
     """Fill in the candidates the shape's table lacks whose verdict is that of the pod without its VRAM
     declaration (its table has one, and the VRAM fits wherever the plan looks), in passes in C: a new
-    VRAM figure at 5,000 candidates then costs a few lookups per node, not a Python call each."""
+    VRAM figure at 5,000 candidates then costs a few lookups per node, not a Python call each. What
+    it took, in columns: (names, verdicts, node states)."""
     missing = list(compress(range(len(names)), map(is_, verdicts, repeat(None))))
     wanted = list(map(names.__getitem__, missing))
     states = list(map(lookup, wanted))
     if any(map(is_, states, repeat(None))):
-        return  # a node unknown to the model: each is looked at on its own (``work_out``)
+        return None  # a node unknown to the model: each is looked at on its own (``work_out``)
     known, twins = cast(list[NodeState], states), cast(list[Verdict], list(map(bare[1].get, wanted)))
     same = list(map(and_, map(is_not, twins, repeat(None)), work.vram_idle_all(known)))
     for j in compress(range(len(missing)), same):
         verdicts[missing[j]] = twins[j]
-    made.extend(zip(compress(known, same), compress(twins, same), repeat(bare[2]), repeat(False)))
+    return list(compress(wanted, same)), list(compress(twins, same)), list(compress(known, same))
+
+
+def _hand_on(
+    memo: VerdictMemo | None,
+    shape: Shape,
+    table: dict[str, Verdict],
+    taken: tuple[list[str], list[Verdict], list[NodeState]],
+    until: float,
+    since: tuple[int, int],
+    made: _Made,
+) -> None:
+    """Keep the twins' verdicts in the shape's table at once; if a node changed meanwhile, with what
+    the call made, to be sorted one by one."""
+    if memo is not None and not memo.take(shape, table, taken[0], taken[1], until, since):
+        made.extend(zip(taken[2], taken[1], repeat(until), repeat(False)))
 
 
 def _worker(
@@ -149,7 +164,7 @@ def _setup(
     memo: VerdictMemo | None,
     placer: Placer,
     mix: Mix,
-) -> tuple[Shape, dict[str, Verdict], int, Work, _Bare | None]:
+) -> tuple[Shape, dict[str, Verdict], tuple[int, int], Work, _Bare | None]:
     """(the shape, its remembered verdicts by node name, the memo's epoch, the work for the rest, and
     for a pod that declares VRAM the table of the pod without it).
 
@@ -159,7 +174,7 @@ def _setup(
     if memo is None:
         planned = as_planned(request)  # as the memo keys it (``VerdictMemo.shape``)
         shape = Shape(PlanKey(request, policy, mix) if planned is None else PlanKey(planned, policy), telemetry)
-        return shape, {}, 0, Work(shape, placer, now, {}, None), None
+        return shape, {}, (0, 0), Work(shape, placer, now, {}, None), None
     memo.follow(telemetry, policy, nodes, now)  # a no-op for a board the memo watches
     shape = memo.shape(request, policy, telemetry, mix)
     work = Work(shape, placer, now, memo.plans, memo.live(telemetry, policy))
@@ -168,7 +183,7 @@ def _setup(
         key = work.bare[0]
         bare_shape = memo.shape(key.request, key.policy, telemetry, key.mix)
         bare = bare_shape, memo.table(bare_shape, now), memo.valid_until(bare_shape)
-    return shape, memo.table(shape, now), memo.epoch, work, bare
+    return shape, memo.table(shape, now), (memo.epoch, memo.changes), work, bare
 
 
 def evaluate(

@@ -119,6 +119,7 @@ class VerdictMemo:
         self._following = threading.Lock()
         self._watched: set[tuple[TelemetryBoard, ScoringPolicy]] = set()
         self.epoch = 0  # one more each time a refresh has been followed
+        self.changes = 0  # one more each time nodes changed (``forget``)
         self._standing: set[Shape] = set()  # shapes never pushed out for others (``standing``)
         # Plans shared by nodes alike in all a plan reads (judge.py's signature): most of a fleet.
         self.plans: dict[Hashable, Any] = {}
@@ -256,33 +257,63 @@ class VerdictMemo:
         table: dict[str, Verdict],
         made: list[tuple[NodeState, Verdict, float, bool]],
         lookup: Callable[[str], NodeState | None],
-        epoch: int,
+        since: tuple[int, int],
     ) -> None:
         """Keep the verdicts one call made (node, verdict, valid until, newly worked out), in the
         shape's table and the new ones on their node state, unless a refresh was followed while
         they were worked out, and each unless its node changed meanwhile (the notice may already
-        have come and gone; both sides hold the lock)."""
+        have come and gone; both sides hold the lock). ``since``: (epoch, changes) when the call
+        began; while no node changed since, none needs looking up again."""
         if not made:
             return
         # In columns, in passes in C: at 5,000 nodes a loop in Python was a fifth of a new shape's call.
         nodes, verdicts, untils, new = zip(*made, strict=True)
         names = list(map(_NODE, verdicts))
         with self._lock:
-            if epoch != self.epoch:
+            if since[0] != self.epoch:
                 return
-            same = list(map(is_, map(lookup, names), nodes))
-            table.update(compress(zip(names, verdicts, strict=True), same))
-            valid_until = min(compress(untils, same), default=float("inf"))
-            for i in compress(range(len(same)), map(and_, same, new)):
+            if since[1] == self.changes:
+                table.update(zip(names, verdicts, strict=True))
+                same: list[bool] | tuple[bool, ...] = new
+                valid_until = min(untils, default=float("inf"))
+                kept = compress(range(len(new)), new)
+            else:
+                same = list(map(is_, map(lookup, names), nodes))
+                table.update(compress(zip(names, verdicts, strict=True), same))
+                valid_until = min(compress(untils, same), default=float("inf"))
+                kept = compress(range(len(same)), map(and_, same, new))
+            for i in kept:
                 keep(nodes[i], shape, (verdicts[i], untils[i]))
-            found = self._tables.get(shape)
-            if found is not None:
-                found[1][1] = next(self._versions)
-                if valid_until < found[1][0]:
-                    found[1][0] = valid_until
+            self._touched(shape, valid_until)
+
+    def take(
+        self,
+        shape: Shape,
+        table: dict[str, Verdict],
+        names: list[str],
+        verdicts: list[Verdict],
+        until: float,
+        since: tuple[int, int],
+    ) -> bool:
+        """Keep these verdicts, handed on from another shape's table, as :meth:`remember` would;
+        False when a node changed since the call began (then ``remember`` sorts them one by one)."""
+        with self._lock:
+            if since != (self.epoch, self.changes):
+                return False
+            table.update(zip(names, verdicts, strict=True))
+            self._touched(shape, until)
+            return True
+
+    def _touched(self, shape: Shape, valid_until: float) -> None:
+        found = self._tables.get(shape)
+        if found is not None:
+            found[1][1] = next(self._versions)
+            if valid_until < found[1][0]:
+                found[1][0] = valid_until
 
     def forget(self, names: Iterable[str] | None) -> None:
         with self._lock:
+            self.changes += 1
             if names is None:
                 self._tables.clear()
                 return

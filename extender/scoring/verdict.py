@@ -12,8 +12,10 @@ from typing import Any
 __all__ = ["Verdict"]
 
 
-# slots: a 5,000-node cluster keeps a verdict per node for each pod shape it remembers.
-@dataclass(frozen=True, slots=True)
+# slots: a 5,000-node cluster keeps a verdict per node for each pod shape it remembers. Not frozen (a
+# frozen dataclass sets each field through object.__setattr__: 1.7 µs a verdict against 0.4, and a
+# new pod shape makes 5,000), but treated as immutable all the same: tables share them.
+@dataclass(slots=True)
 class Verdict:
     node: str
     fits: bool

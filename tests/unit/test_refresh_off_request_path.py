@@ -116,7 +116,7 @@ def test_sharing_work_across_alike_nodes_changes_no_verdict() -> None:
     snap = simulated_cluster(now=NOW)
     policy, board = ScoringPolicy(), snap.telemetry(60)
     pods = [PodRequest(gpus=k, gpu_memory_mib=m) for k in (1, 2, 3, 4, 8) for m in (None, 8192, 40960)]
-    pods.append(PodRequest(gpus=2, interconnect="nvlink"))
+    pods += [PodRequest(gpus=k, interconnect="nvlink") for k in (2, 4, 8)]
     # CPU, memory and latency are not read by a whole-GPU plan: judged here as the CPU-less twin's shape.
     pods += [PodRequest(gpus=k, cpu_milli=16_000, memory_mib=65_536, latency_sensitive=True) for k in (1, 4)]
     # One memo for them all: a pod that declares VRAM also gets the verdicts its VRAM-less twin got.
@@ -150,3 +150,16 @@ def test_pods_that_differ_only_in_what_a_plan_does_not_read_share_one_shape() ->
     # A GPU share is judged against the mix (what it strands): its CPU and the mix stay in its shape.
     share = PodRequest(gpus=1, share=ShareRequest("alibaba", "alibabacloud.com/gpu-milli", milli=500), cpu_milli=4000)
     assert memo.shape(share, policy, board, renewed) is not memo.shape(share, policy, board)
+
+
+def test_alike_nodes_refused_nvlink_each_name_themselves_from_one_placement() -> None:
+    """An NVLink refusal opens with its node's name; alike nodes still share the work behind it."""
+    snap = parse_snapshot({"nodes": [{"name": n, "machine": "l40s-pcie", "free": [0, 1, 4, 5]} for n in "xyz"]}, NOW)
+    state, memo, policy = snap.cluster("t"), VerdictMemo(), ScoringPolicy()
+    pod = PodRequest(gpus=2, interconnect="nvlink")
+    verdicts = judge_all(pod, ["x", "y", "z"], state.nodes_by_name(), None, policy, NOW, memo=memo)
+    assert [v.reason for v in verdicts] == [
+        f"{n}: PCIe only, no NVLink; pod requires NVLink between 2 GPUs" for n in "xyz"
+    ]
+    assert all(v.unresolvable for v in verdicts)
+    assert len(memo.plans[memo.shape(pod, policy, None).plan_key]) == 1  # one signature, one kept refusal

@@ -16,7 +16,7 @@ def test_a_table_gets_a_new_version_when_a_verdict_is_added_or_forgotten() -> No
     table = memo.table(shape, now=0.0)
     empty = memo.version(shape, now=0.0)
     made = [(NODE_A, Verdict("a", True, "fits", score=7), float("inf"), True)]
-    memo.remember(shape, table, made, {"a": NODE_A}.get, memo.epoch)
+    memo.remember(shape, table, made, {"a": NODE_A}.get, (memo.epoch, memo.changes))
     added = memo.version(shape, now=0.0)
     assert added != empty and memo.version(shape, now=0.0) == added  # reading does not change it
     memo.forget(["b"])  # any change notice, even for a node this table never judged
@@ -28,7 +28,7 @@ def test_a_table_has_no_version_once_a_reading_it_used_turned_stale() -> None:
     shape = memo.shape(PodRequest(gpus=1), ScoringPolicy(), None)
     table = memo.table(shape, now=0.0)
     made = [(NODE_A, Verdict("a", True, "fits", score=7), 30.0, True)]
-    memo.remember(shape, table, made, {"a": NODE_A}.get, memo.epoch)
+    memo.remember(shape, table, made, {"a": NODE_A}.get, (memo.epoch, memo.changes))
     assert memo.version(shape, now=29.0) is not None and memo.version(shape, now=30.0) is None
 
 
@@ -36,7 +36,23 @@ def test_verdicts_worked_out_while_a_refresh_was_followed_are_not_kept() -> None
     memo, node = VerdictMemo(), node_state({"metadata": {"name": "a"}})
     shape = memo.shape(PodRequest(gpus=1), ScoringPolicy(), None)
     table = memo.table(shape, now=0.0)
-    started = memo.epoch
+    started = (memo.epoch, memo.changes)
     memo.epoch += 1  # what following a refresh does, between working out and remembering
     memo.remember(shape, table, [(node, Verdict("a", True, "fits", score=7), 30.0, True)], {"a": node}.get, started)
     assert table == {} and shape not in node.memo
+
+
+def test_a_verdict_of_a_node_that_changed_meanwhile_is_not_kept() -> None:
+    memo, node, newer = VerdictMemo(), node_state({"metadata": {"name": "a"}}), node_state({"metadata": {"name": "a"}})
+    shape = memo.shape(PodRequest(gpus=1), ScoringPolicy(), None)
+    table = memo.table(shape, now=0.0)
+    started = (memo.epoch, memo.changes)
+    memo.forget(["a"])  # node a changed while its verdict was worked out: the model now holds ``newer``
+    made = [(node, Verdict("a", True, "fits", score=7), 30.0, True)]
+    memo.remember(shape, table, made, {"a": newer}.get, started)
+    assert table == {} and shape not in node.memo
+    # Handed on from another table, the same: refused, to be sorted one by one
+    assert not memo.take(shape, table, ["a"], [made[0][1]], 30.0, started)
+    # With no change since, both keep it.
+    memo.remember(shape, table, made, {"a": node}.get, (memo.epoch, memo.changes))
+    assert table == {"a": made[0][1]} and memo.take(shape, {}, ["a"], [made[0][1]], 30.0, (memo.epoch, memo.changes))
