@@ -17,6 +17,7 @@ from extender.errors import UsageError
 from extender.http.advisor import Advisor
 from extender.http.auth import TokenCheck
 from extender.http.limits import Limits
+from extender.http.usage_gauges import UsageRefresh
 from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy
 from extender.sources.agent_scrape import AgentScrapeTelemetry
@@ -81,8 +82,11 @@ def build_advisor(
     scrape_agents: bool = False,
     require_telemetry: bool = False,
     telemetry_window_s: float = 60.0,
+    usage_refresh_s: float = 0.0,
+    usage_by: str = "namespace",
 ) -> tuple[Advisor, Background]:
-    """The advisor ``gpu-advisor serve`` answers with, and what must run beside it to keep it current."""
+    """The advisor ``gpu-advisor serve`` answers with, and what must run beside it to keep it current;
+    with a Prometheus and ``usage_refresh_s`` > 0, the per-tenant usage gauges refreshed that often."""
     policy = load_policy(policy_file) if policy_file else ScoringPolicy()
     background = Background()
     registry = CollectorRegistry()  # the sources' metrics and the server's, on one /metrics
@@ -116,6 +120,11 @@ def build_advisor(
     served.append(advisor)
     advisor.rightsize = history_source(cluster, prometheus, state, model.pods)
     advisor.usage = usage_source(cluster, prometheus, state, model.pods)
+    if prometheus and usage_refresh_s > 0 and advisor.usage is not None:
+        try:
+            background.parts.append(UsageRefresh(advisor, usage_refresh_s, usage_by))
+        except ValueError as exc:
+            raise ServeError(f"--usage-by: {exc}") from None
     if cluster != KUBE:  # the console reads a snapshot's Pod objects (the live watch keeps only where pods run)
         pods = simulated_cluster().pods if cluster == SIMULATED else model.pods if isinstance(model.pods, list) else []
         advisor.pod_objects = lambda: pods

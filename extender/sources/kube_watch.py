@@ -200,7 +200,7 @@ class KubeSource:
             log.info("the API server does not offer %s (%s): DRA GPUs are not read", what, why)
             self.not_offered.add(what)
             self.model.replace(what, [])
-        self.health.contact(what)
+        self.health.not_offered(what)
         self.outages.answered(what)
         self._mark_ready_when_synced()
         self.wait(self.watch_timeout_s)
@@ -242,6 +242,8 @@ class KubeSource:
         if self.dra_api is None:
             log.info("this kubernetes client has no resource.k8s.io/v1: DRA GPUs are not read")
             self.not_offered.update(DRA_RESOURCES)
+            for what in DRA_RESOURCES:
+                self.health.not_offered(what)
         for what in RESOURCES:
             if what in self.not_offered:
                 continue

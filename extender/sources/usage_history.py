@@ -1,13 +1,18 @@
 """Each GPU pod's allocation over a window, from kube-state-metrics and DCGM exporter series in
 Prometheus (or any server with its query API: Thanos, Mimir, VictoriaMetrics).
 
-Instant queries at the window's end, each one pass over the raw samples:
+The cost is what a month of 30 s scrapes makes it: every pass over the raw samples of 1,000 pods
+costs Prometheus 2–3 CPU-seconds (60 s scrapes), so each figure takes one pass at most, and none
+that a cheaper read answers exactly:
 
 - the GPU asks: ``kube_pod_container_resource_requests`` (else ``_limits``) of ``nvidia.com/*`` and
-  ``amd.com/gpu`` resources, summed over the pod's containers;
+  ``amd.com/gpu`` resources, summed over the pod's containers, sampled at the bucket step
+  (``extender.sources.usage_asks``);
 - the hours Running: ``sum_over_time(kube_pod_status_phase{phase="Running"}[W])`` (samples at 1) ×
-  kube-state-metrics' scrape interval (one target, one interval: a whole bucket's sample count, as in
-  ``extender.sources.sample_coverage``);
+  kube-state-metrics' scrape interval; the interval is a whole bucket's sample count (as in
+  ``extender.sources.sample_coverage``) of ``kube_node_labels`` over the window's last day — the
+  same scrape, a node per series, long-lived — and of the pods' phases over the whole window only
+  where no node series is there;
 - the owner (``kube_pod_owner``), labels (``kube_pod_labels``), node (``kube_pod_info``) and the
   node's product and GPU sharing (``kube_node_labels``: ``nvidia.com/gpu.product``, ``.replicas``,
   ``.sharing-strategy``, as GPU feature discovery sets them), from the series index: their labels
@@ -18,7 +23,6 @@ Instant queries at the window's end, each one pass over the raw samples:
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 
@@ -28,16 +32,15 @@ from extender.model.series_map import Directory
 from extender.sources.gpu_history import GpuHistory
 from extender.sources.prometheus_query import PrometheusQuery, Vector
 from extender.sources.sample_coverage import bucket_seconds
+from extender.sources.usage_asks import Asked, asked_gpus
 
 __all__ = ["UsageHistory"]
 
-_GPU = 'resource=~"nvidia_com_.+|nvidia[.]com/.+|amd_com_gpu|amd[.]com/gpu"'
 _QUERIES = {
-    "requests": "sum by (namespace, pod, resource) (max_over_time(kube_pod_container_resource_requests{%s}[{w}]))",
-    "limits": "sum by (namespace, pod, resource) (max_over_time(kube_pod_container_resource_limits{%s}[{w}]))",
     "running": 'sum by (namespace, pod) (sum_over_time(kube_pod_status_phase{phase="Running"}[{w}]))',
-    "full_bucket": 'max(max_over_time(count_over_time(kube_pod_status_phase{phase="Running"}[{b}])[{w}:{s}]))',
+    "full_bucket": "max(max_over_time(count_over_time(kube_node_labels[{b}])[{day}:{s}]))",
 }
+_PODS_FULL_BUCKET = 'max(max_over_time(count_over_time(kube_pod_status_phase{phase="Running"}[{b}])[{w}:{s}]))'
 # Series whose labels are all they tell: read from the index (/api/v1/series), no samples decoded.
 _LABELLED = ("kube_pod_owner", "kube_pod_labels", "kube_pod_info", "kube_node_labels")
 
@@ -81,34 +84,33 @@ class UsageHistory:
         self.url = self.query.url
         self.dcgm = GpuHistory(url, timeout_s, workers)
 
-    def pods(self, end: float, window_s: float, where: Directory | None = None) -> list[PodUsage]:
-        """The GPU pods of the ``window_s`` before ``end`` (aligned down to a bucket), with their use."""
+    def pods(self, end: float, window_s: float, where: Directory | None = None, vram: bool = True) -> list[PodUsage]:
+        """The GPU pods of the ``window_s`` before ``end`` (aligned down to a bucket), with their use;
+        their VRAM peaks only with ``vram`` (one more pass over the DCGM samples)."""
         bucket = bucket_seconds(window_s)
         end = end // bucket * bucket
         w, b = f"{round(window_s)}s", f"{round(bucket * 1000) - 1}ms"
-        fill = {"%s": _GPU, "{w}": w, "{b}": b, "{s}": f"{round(bucket)}s"}
+        fill = {"{w}": w, "{b}": b, "{s}": f"{round(bucket)}s", "{day}": f"{round(min(window_s, 86400))}s"}
         queries = {k: _filled(q, fill) for k, q in _QUERIES.items()}
-        with ThreadPoolExecutor(max_workers=2) as pool:  # the DCGM and index reads beside the rest
-            dcgm = pool.submit(self.dcgm.series, end, window_s, where or Directory(), ("mean",), ("max",))
+        with ThreadPoolExecutor(max_workers=3) as pool:  # the DCGM, asks and index reads beside the rest
+            peaks = ("max",) if vram else ()
+            dcgm = pool.submit(self.dcgm.series, end, window_s, where or Directory(), ("mean",), peaks)
+            asks = pool.submit(asked_gpus, self.query, end, window_s, bucket)
             index = pool.submit(lambda: {n: self.query.series(n, end - window_s, end) for n in _LABELLED})
             got = self.query.many(queries, end)
-            series, labelled = dcgm.result(), index.result()
-        full = max((v for _, v in got["full_bucket"].values()), default=0.0)
+            full = max((v for _, v in got["full_bucket"].values()), default=0.0)
+            if not full:  # no node series: the pods' own phases tell the interval
+                pods_full = self.query.vector(_filled(_PODS_FULL_BUCKET, fill), end)
+                full = max((v for _, v in pods_full.values()), default=0.0)
+            series, asked, labelled = dcgm.result(), asks.result(), index.result()
         interval_h = bucket / full / 3600 if full else 0.0
-        return with_dcgm_use(_usage(got, labelled, interval_h), series)
+        return with_dcgm_use(_usage(asked, got["running"], labelled, interval_h), series)
 
 
 def _usage(
-    got: Mapping[str, Vector], labelled: Mapping[str, list[dict[str, str]]], interval_h: float
+    rows: Asked, running_got: Vector, labelled: Mapping[str, list[dict[str, str]]], interval_h: float
 ) -> list[PodUsage]:
-    rows: dict[tuple[str, str], list[tuple[str, float]]] = defaultdict(list)
-    for field in ("requests", "limits"):
-        seen = set(rows)
-        for labels, value in got[field].values():
-            pod = (labels.get("namespace", ""), labels.get("pod", ""))
-            if pod not in seen:  # limits only where a pod has no requests (extended resources: equal)
-                rows[pod].append((labels.get("resource", ""), value))
-    running = {(lb.get("namespace", ""), lb.get("pod", "")): v for lb, v in got["running"].values()}
+    running = {(lb.get("namespace", ""), lb.get("pod", "")): v for lb, v in running_got.values()}
     owners, pod_labels = _pods(labelled["kube_pod_owner"]), _pods(labelled["kube_pod_labels"])
     info = _pods(labelled["kube_pod_info"])
     nodes = {lb.get("node", ""): lb for lb in labelled["kube_node_labels"]}

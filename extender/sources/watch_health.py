@@ -7,7 +7,8 @@ says which make a replica unready):
 - ``gpu_advisor_watch_silence_seconds{resource}``: since the API server last answered at all (a list,
   an event, a watch opened or ended in order): what readiness judges;
 - ``gpu_advisor_watch_relists_total{resource}``, ``gpu_advisor_watch_errors_total{resource}``;
-- ``gpu_advisor_source_state{resource, state}``: 1 for the state each watch is in now.
+- ``gpu_advisor_source_state{resource, state}``: 1 for the state each watch is in now; "not_offered"
+  for an API the server does not serve or grant (DRA before Kubernetes 1.34): no error, nothing to wait for.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["STATES", "WatchHealth"]
 
-STATES = ("starting", "listing", "watching", "retrying")
+STATES = ("starting", "listing", "watching", "retrying", "not_offered")
 
 
 @dataclass
@@ -61,12 +62,16 @@ class WatchHealth(Collector):
     # -- what the watch loop reports ---------------------------------------------------------------
 
     def listing(self, what: str) -> None:
-        self._watches[what].state = "listing"
+        watch = self._watches[what]
+        if watch.state != "not_offered":  # asking again, quietly, is not news; an answer with items is
+            watch.state = "listing"
 
     def listed(self, what: str) -> None:
         with self._lock:
             watch, now = self._watches[what], self.clock()
             watch.synced, watch.last_event_at, watch.last_contact_at = True, now, now
+            if watch.state == "not_offered":  # served now
+                watch.state = "listing"
             self.relists[what] += 1
 
     def watching(self, what: str) -> None:
@@ -81,6 +86,11 @@ class WatchHealth(Collector):
     def contact(self, what: str) -> None:
         """The server ended a watch in order (its timeout): it is there, just quiet."""
         self._watches[what].last_contact_at = self.clock()
+
+    def not_offered(self, what: str) -> None:
+        """The API server answered that it does not serve (404) or grant (403) ``what``."""
+        watch = self._watches[what]
+        watch.state, watch.last_contact_at, watch.last_error = "not_offered", self.clock(), None
 
     def failed(self, what: str, why: str) -> None:
         with self._lock:

@@ -20,6 +20,8 @@ def _serve(args: argparse.Namespace) -> int:
         args.scrape_agents,
         require_telemetry=args.require_telemetry,
         telemetry_window_s=args.telemetry_window,
+        usage_refresh_s=args.usage_refresh,
+        usage_by=args.usage_by,
     )
     admission = AdmissionSettings(route_gpu_pods_to=args.route_gpu_pods_to)
     auth = None
@@ -44,6 +46,16 @@ def _seconds_arg(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
     if not 1 <= value <= 3600:
         raise argparse.ArgumentTypeError(f"{text} s: choose between 1 and 3600 seconds")
+    return value
+
+
+def _refresh_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if value != 0 and not 10 <= value <= 86400:
+        raise argparse.ArgumentTypeError(f"{text} s: choose 0 (off) or between 10 and 86400 seconds")
     return value
 
 
@@ -129,6 +141,20 @@ def _telemetry_options(serve: argparse.ArgumentParser) -> None:
         default=60.0,
         metavar="SECONDS",
         help="SM activity is averaged over this window (default 60)",
+    )
+    serve.add_argument(
+        "--usage-refresh",
+        type=_refresh_arg,
+        default=900.0,
+        metavar="SECONDS",
+        help="with --prometheus: refresh the per-tenant usage gauges (30 days) this often in the background "
+        "(default 900; 0: only when GET /v1/usage is asked)",
+    )
+    serve.add_argument(
+        "--usage-by",
+        default="namespace",
+        metavar="namespace|label:KEY|workload",
+        help="the tenants of the refreshed usage gauges (default namespace)",
     )
     serve.add_argument(
         "--scrape-agents",

@@ -43,7 +43,9 @@ def _usage(args: argparse.Namespace) -> int:
 
         history = UsageHistory(args.prometheus)
         try:
-            pods, source = history.pods(time.time(), args.window), f"prometheus {history.url}"
+            # Only --json shows VRAM peaks: the table and CSV spare Prometheus that pass over the samples.
+            pods = history.pods(time.time(), args.window, vram=args.json)
+            source = f"prometheus {history.url}"
         except (OSError, RuntimeError, ValueError) as exc:
             raise CliError(f"no history from {args.prometheus}: {exc}", EXIT_NO_ANSWER) from None
     elif args.cluster == "simulated":

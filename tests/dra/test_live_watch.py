@@ -141,3 +141,26 @@ def test_a_pod_seen_before_its_claim_counts_the_claims_gpus_once_the_claim_arriv
         assert free(src, "dra-node-2") == (2, 3)
     finally:
         src.stop()
+
+
+def source_states(src: KubeSource) -> dict[str, str]:
+    """The state ``gpu_advisor_source_state`` reports each watch in (its series at 1)."""
+    found: dict[str, str] = {}
+    for metric in src.health.collect():
+        if metric.name == "gpu_advisor_source_state":
+            found |= {s.labels["resource"]: s.labels["state"] for s in metric.samples if s.value == 1}
+    return found
+
+
+def test_dra_apis_the_server_does_not_offer_read_not_offered_until_it_serves_them() -> None:
+    with FakeApiServer() as fake:  # resource.k8s.io/v1 answers 404
+        for item in load("handmade-nodes.json")["items"]:
+            fake.put("nodes", item)
+        src = start(fake)
+        try:
+            not_offered = {"nodes": "watching", "pods": "watching"} | dict.fromkeys(DRA_PLURALS, "not_offered")
+            eventually(lambda: source_states(src) == not_offered)
+            fake.serve_dra = True  # the cluster upgraded to Kubernetes 1.34: the next quiet ask lists them
+            eventually(lambda: source_states(src) == dict.fromkeys(not_offered, "watching"))
+        finally:
+            src.stop()

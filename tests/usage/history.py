@@ -2,13 +2,14 @@
 ``promtool tsdb create-blocks-from openmetrics``.
 
 A :class:`Series` is one kube-state-metrics series: its name, labels and value per scrape (a number,
-or 1 from scrape ``on`` onward — a pod's ``phase="Running"`` series once it starts).
+or 1 from scrape ``on`` onward — a pod's ``phase="Running"`` series once it starts), over the scrapes
+``first`` to ``until`` (a pod that came and went; None: to the end).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import groupby
 
 from tests.rightsize.history import Gpu, openmetrics
@@ -20,6 +21,8 @@ class Series:
     labels: dict[str, str]
     value: float = 1.0
     on: int = 0  # the value from this scrape on; 0 before it
+    first: int = 0  # the scrapes it is in: first … until − 1
+    until: int | None = None
 
 
 def pod_series(
@@ -31,17 +34,22 @@ def pod_series(
     owner: tuple[str, str] | None,
     labels: dict[str, str],
     running_from: int = 0,
+    lives: tuple[int, int | None] = (0, None),
+    asked_by: str = "requests",
 ) -> list[Series]:
-    """The series kube-state-metrics exports for one pod asking for ``count`` of ``resource``."""
+    """The series kube-state-metrics exports for one pod asking for ``count`` of ``resource`` (in its
+    ``requests`` or only its ``limits``), existing over the scrapes ``lives`` (first, until)."""
     who = {"namespace": namespace, "pod": pod}
     kind, name = owner or ("<none>", "<none>")
-    return [
-        Series("kube_pod_container_resource_requests", who | {"container": "main", "resource": resource}, count),
+    ask = Series(f"kube_pod_container_resource_{asked_by}", who | {"container": "main", "resource": resource}, count)
+    found = [
+        ask,
         Series("kube_pod_status_phase", who | {"phase": "Running", "uid": f"uid-{pod}"}, 1.0, running_from),
         Series("kube_pod_owner", who | {"owner_kind": kind, "owner_name": name, "owner_is_controller": "true"}),
         Series("kube_pod_labels", who | {f"label_{k}": v for k, v in labels.items()}),
         Series("kube_pod_info", who | {"node": node}),
     ]
+    return [replace(s, first=lives[0], until=lives[1]) for s in found]
 
 
 def node_series(node: str, product: str, replicas: int = 1, strategy: str | None = None) -> Series:
@@ -65,6 +73,6 @@ def history(series: Iterable[Series], gpus: Sequence[Gpu], start: int, samples: 
         yield f"# TYPE {name} gauge\n"
         for s in group:
             text = _text(s.labels)
-            for i in range(samples):
+            for i in range(s.first, samples if s.until is None else s.until):
                 yield f"{name}{{{text}}} {s.value if i >= s.on else 0:g} {start + i * interval_s}\n"
     yield "# EOF\n"

@@ -12,6 +12,10 @@ Deployment api, 2 pods      1 × mig-1g.10gb each, H100   24 h; no DCGM series (
 StatefulSet nb, 2 pods      1 × nvidia.com/gpu each, T4  24 h; 20 % SM each (one GPU, 4 shares)
 (notebooks, research)       time-sliced 4 ways
 bare pod queued-0 (ml)      8 × nvidia.com/gpu           never Running: holds nothing
+Job short (ci)              1 × nvidia.com/gpu, H100     9 min (scrapes 61–69, then gone): between
+                                                         two 15-min steps, asked exactly
+Job limited (ci)            1 × nvidia.com/gpu limit     the last 60 min; no request series
+                            only, H100
 =========================  ===========================  ========================================
 
 Runs the ``prometheus`` and ``promtool`` binaries (Debian's package; ``.ci/run`` installs it). Elsewhere
@@ -31,10 +35,12 @@ from typing import Any
 
 import pytest
 
+from extender.sources.usage_history import UsageHistory
 from gpu_advisor.cli import main
-from tests.rightsize.history import Gpu, backfill, gpu_labels, promtool_binary
+from tests.rightsize.history import Gpu, gpu_labels, promtool_binary
 from tests.telemetry.prometheus_server import PrometheusServer, prometheus_binary
-from tests.usage.history import Series, history, node_series, pod_series
+from tests.usage.block_backfill import backfill_blocks
+from tests.usage.history import Series, node_series, pod_series
 
 SAMPLES, INTERVAL_S, HALF = 1440, 60, 720  # 24 h
 H100, T4 = "h100-node", "t4-node"
@@ -68,6 +74,8 @@ def _kube() -> list[Series]:
         *pod_series("notebooks", "nb-0", T4, "nvidia_com_gpu", 1, ("StatefulSet", "nb"), {"team": "research"}),
         *pod_series("notebooks", "nb-1", T4, "nvidia_com_gpu", 1, ("StatefulSet", "nb"), {"team": "research"}),
         *pod_series("ml", "queued-0", H100, "nvidia_com_gpu", 8, None, {}, SAMPLES),
+        *pod_series("ci", "short-x1", H100, "nvidia_com_gpu", 1, ("Job", "short"), {}, lives=(61, 70)),
+        *pod_series("ci", "limited-x2", H100, "nvidia_com_gpu", 1, ("Job", "limited"), {}, 1380, asked_by="limits"),
     ]
 
 
@@ -97,7 +105,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusServe
     prometheus, promtool = _binaries()
     workdir: Path = tmp_path_factory.mktemp("usage")
     start = (int(time.time()) - 30 * 3600) // 3600 * 3600  # 24 h of history, ending 6 h ago
-    backfill(promtool, history(_kube(), _dcgm(), start, SAMPLES, INTERVAL_S), workdir)
+    backfill_blocks(promtool, _kube(), _dcgm(), start, SAMPLES, INTERVAL_S, workdir)  # as the benchmark does
     running = PrometheusServer(prometheus, workdir, [], retention="30d")
     try:
         running.wait_until("vector(1)")
@@ -137,7 +145,9 @@ def test_by_namespace_the_hours_match_the_hand_count(server: PrometheusServer) -
     # notebooks: 2 shares × 1/4 × 24 h = 12 time-sliced GPU-hours; used 2 × 24 h × 20 % × 1/4 = 2.4.
     assert notebooks["by_mode"]["time-slicing"] == 12 and notebooks["used_gpu_hours"] == pytest.approx(2.4)
     assert notebooks["idle_gpu_hours"] == pytest.approx(9.6) and notebooks["vram_peak_mib"] == 4096
-    assert list(got)[:3] == ["ml", "notebooks", "web"]  # most allocated first: 53.1, 12, 6.9
+    # ci: short 1 GPU × 9 min = 0.15 (missed by the 15-min steps, read exactly) + limited 1 × 60 min = 1.
+    assert got["ci"]["allocated_gpu_hours"] == pytest.approx(1.15, abs=1e-3) and got["ci"]["pods"] == 2
+    assert list(got)[:4] == ["ml", "notebooks", "web", "ci"]  # most allocated first: 53.1, 12, 6.9, 1.15
 
 
 def test_by_team_label_the_tenants_add_up_across_namespaces(server: PrometheusServer) -> None:
@@ -150,7 +160,8 @@ def test_by_team_label_the_tenants_add_up_across_namespaces(server: PrometheusSe
     assert platform["allocated_gpu_hours"] == pytest.approx(12, abs=1e-3)
     assert platform["metered_gpu_hours"] == pytest.approx(36 / 7, abs=1e-3)
     assert platform["idle_gpu_hours"] == pytest.approx(36 / 7 - 3.6, abs=1e-3)
-    assert got["totals"]["allocated_gpu_hours"] == pytest.approx(72, abs=1e-3)  # 60 + 12, as by namespace
+    # 60 + 12, and ci's 1.15 with no team: 73.15, as by namespace.
+    assert got["totals"]["allocated_gpu_hours"] == pytest.approx(73.15, abs=1e-3)
 
 
 def test_by_workload_deployments_are_read_through_their_replica_sets(server: PrometheusServer) -> None:
@@ -160,5 +171,17 @@ def test_by_workload_deployments_are_read_through_their_replica_sets(server: Pro
         "ml/Deployment/infer",
         "web/Deployment/api",
         "notebooks/StatefulSet/nb",
+        "ci/Job/short",
+        "ci/Job/limited",
     }
     assert got["web/Deployment/api"]["pods"] == 2
+
+
+def test_the_table_reads_no_vram_peaks_and_the_same_hours(server: PrometheusServer) -> None:
+    history = UsageHistory(server.url)
+    end, window = time.time(), 2 * 86400
+    with_peaks, without = history.pods(end, window), history.pods(end, window, vram=False)
+    assert {p.key: p.vram_peak_mib for p in with_peaks}["notebooks/nb-0"] == 4096
+    assert all(p.vram_peak_mib is None for p in without)
+    assert {p.key: p.used_gpu_hours for p in without} == {p.key: p.used_gpu_hours for p in with_peaks}
+    assert sum(p.used_gpu_hours or 0 for p in without) == pytest.approx(12 + 3.6 + 2.4, abs=1e-3)  # as by team
