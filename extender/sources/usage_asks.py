@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from extender.sources.prometheus_query import PrometheusQuery
 
-__all__ = ["GPU_RESOURCES", "Asked", "asked_gpus"]
+__all__ = ["GPU_RESOURCES", "Asked", "Pod", "asked_gpus", "pod_regexes"]
 
 GPU_RESOURCES = 'resource=~"nvidia_com_.+|nvidia[.]com/.+|amd_com_gpu|amd[.]com/gpu"'
 _PODS_PER_QUERY = 100  # keeps a query's URL to a few kB for the proxies in front of Thanos or Mimir
@@ -38,12 +38,20 @@ def _add(found: dict[tuple[str, str, str], float], labels: dict[str, str], value
     found[key] = max(found.get(key, value), value)
 
 
+def pod_regexes(names: Iterable[str]) -> list[str]:
+    """``pod=~`` values matching exactly ``names``, a hundred pods each (escaped for a PromQL string)."""
+    ordered = sorted(set(names))
+    return [
+        "|".join(re.escape(n) for n in ordered[i : i + _PODS_PER_QUERY]).replace("\\", "\\\\")
+        for i in range(0, len(ordered), _PODS_PER_QUERY)
+    ]
+
+
 def _exact(query: PrometheusQuery, metric: str, pods: Iterable[Pod], end: float, window: str) -> Asked:
     """``max_over_time`` of ``metric`` for just ``pods``, a hundred pods a query."""
-    wanted, names = set(pods), sorted({name for _, name in pods})
+    wanted = set(pods)
     found: dict[tuple[str, str, str], float] = {}
-    for i in range(0, len(names), _PODS_PER_QUERY):
-        regex = "|".join(re.escape(n) for n in names[i : i + _PODS_PER_QUERY]).replace("\\", "\\\\")
+    for regex in pod_regexes(name for _, name in wanted):
         selector = f'{metric}{{{GPU_RESOURCES},pod=~"{regex}"}}'
         promql = f"sum by (namespace, pod, resource) (max_over_time({selector}[{window}]))"
         for labels, value in query.vector(promql, end).values():

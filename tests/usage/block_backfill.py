@@ -33,6 +33,7 @@ class _Line:
     first: int = 0
     end: int = 0
     on: int = 0
+    off: int = 0  # 0 again from this scrape (0: never)
 
 
 def _lines(kube: Sequence[Series], gpus: Sequence[Gpu], samples: int) -> dict[str, list[_Line]]:
@@ -50,7 +51,8 @@ def _lines(kube: Sequence[Series], gpus: Sequence[Gpu], samples: int) -> dict[st
             out.setdefault(name, []).append(_Line(f"{name}{{{_label_text(gpu.labels)}}}", cycle, gpu.first, end))
     for s in sorted(kube, key=lambda s: s.name):
         end = samples if s.until is None else s.until
-        out.setdefault(s.name, []).append(_Line(f"{s.name}{{{_label_text(s.labels)}}}", (s.value,), s.first, end, s.on))
+        line = _Line(f"{s.name}{{{_label_text(s.labels)}}}", (s.value,), s.first, end, s.on, s.off or 0)
+        out.setdefault(s.name, []).append(line)
     return out
 
 
@@ -62,7 +64,9 @@ def _text(line: _Line, stamps: Sequence[str], lo: int, hi: int) -> Iterator[str]
             value = line.cycle[i % len(line.cycle)] if i >= line.on else 0
             yield f"{line.head} {value:g} {stamps[i - lo]}\n"
         return
-    for x, y, value in ((a, min(b, line.on), 0.0), (max(a, line.on), b, line.cycle[0])):
+    off = line.off or b
+    stretches = ((a, min(b, line.on), 0.0), (max(a, line.on), min(b, off), line.cycle[0]), (max(a, off), b, 0.0))
+    for x, y, value in stretches:
         if x < y:
             head = f"{line.head} {value:g} "
             yield head + ("\n" + head).join(stamps[x - lo : y - lo]) + "\n"

@@ -16,6 +16,10 @@ Job short (ci)              1 × nvidia.com/gpu, H100     9 min (scrapes 61–69
                                                          two 15-min steps, asked exactly
 Job limited (ci)            1 × nvidia.com/gpu limit     the last 60 min; no request series
                             only, H100
+Job rerun (batch)           1 × nvidia.com/gpu, H100     scrapes 100–129, then started again (a new
+                                                         uid): Pending 400–409, Running 410–447
+Job blip (batch)            1 × nvidia.com/gpu, H100     Pending 200–210, Running 211–223, then
+                                                         Succeeded: no step sees it Running
 =========================  ===========================  ========================================
 
 Runs the ``prometheus`` and ``promtool`` binaries (Debian's package; ``.ci/run`` installs it). Elsewhere
@@ -76,6 +80,13 @@ def _kube() -> list[Series]:
         *pod_series("ml", "queued-0", H100, "nvidia_com_gpu", 8, None, {}, SAMPLES),
         *pod_series("ci", "short-x1", H100, "nvidia_com_gpu", 1, ("Job", "short"), {}, lives=(61, 70)),
         *pod_series("ci", "limited-x2", H100, "nvidia_com_gpu", 1, ("Job", "limited"), {}, 1380, asked_by="limits"),
+        *pod_series("batch", "rerun-0", H100, "nvidia_com_gpu", 1, ("Job", "rerun"), {}, 100, lives=(100, 130)),
+        *pod_series(
+            "batch", "rerun-0", H100, "nvidia_com_gpu", 1, ("Job", "rerun"), {}, 410, (400, 448), uid="uid-rerun-0-2"
+        ),
+        *pod_series(
+            "batch", "blip-0", H100, "nvidia_com_gpu", 1, ("Job", "blip"), {}, 211, (200, 235), running_until=224
+        ),
     ]
 
 
@@ -147,7 +158,21 @@ def test_by_namespace_the_hours_match_the_hand_count(server: PrometheusServer) -
     assert notebooks["idle_gpu_hours"] == pytest.approx(9.6) and notebooks["vram_peak_mib"] == 4096
     # ci: short 1 GPU × 9 min = 0.15 (missed by the 15-min steps, read exactly) + limited 1 × 60 min = 1.
     assert got["ci"]["allocated_gpu_hours"] == pytest.approx(1.15, abs=1e-3) and got["ci"]["pods"] == 2
-    assert list(got)[:4] == ["ml", "notebooks", "web", "ci"]  # most allocated first: 53.1, 12, 6.9, 1.15
+    # Most allocated first: 53.1, 12, 6.9, batch's 1.35 (below), 1.15.
+    assert list(got)[:5] == ["ml", "notebooks", "web", "batch", "ci"]
+
+
+def test_a_pod_started_again_and_one_running_between_two_steps_count_their_samples(server: PrometheusServer) -> None:
+    batch = _report(server)["batch"]
+    # The 15-min steps fall on scrapes 15k. rerun-0, 1 GPU: its first life reads Running at steps 105
+    # and 120: (90, 105] holds scrapes 100–105 = 6, (105, 120] is whole = 15, (120, 135] holds 121–129
+    # = 9: 30 min. Its second life (a new uid) reads 0 at 405 and Running at 420 and 435, and nothing
+    # at 450 (its last sample, 447, is 3 min old: within Prometheus's 5-min lookback, but not the last
+    # scrape interval's): 410–420 = 11 + 15 + 436–447 = 12: 38 min.
+    # blip-0 reads 0 at steps 210 and 225 and was Running between, 211–223: 13 min, counted over the
+    # window. 30 + 38 + 13 = 81 min = 1.35 GPU-hours.
+    assert batch["allocated_gpu_hours"] == pytest.approx(81 / 60, abs=1e-3) and batch["pods"] == 2
+    assert batch["by_mode"]["whole"] == pytest.approx(1.35, abs=1e-3)
 
 
 def test_by_team_label_the_tenants_add_up_across_namespaces(server: PrometheusServer) -> None:
@@ -160,8 +185,8 @@ def test_by_team_label_the_tenants_add_up_across_namespaces(server: PrometheusSe
     assert platform["allocated_gpu_hours"] == pytest.approx(12, abs=1e-3)
     assert platform["metered_gpu_hours"] == pytest.approx(36 / 7, abs=1e-3)
     assert platform["idle_gpu_hours"] == pytest.approx(36 / 7 - 3.6, abs=1e-3)
-    # 60 + 12, and ci's 1.15 with no team: 73.15, as by namespace.
-    assert got["totals"]["allocated_gpu_hours"] == pytest.approx(73.15, abs=1e-3)
+    # 60 + 12, and with no team ci's 1.15 and batch's 81 min = 1.35: 74.5, as by namespace.
+    assert got["totals"]["allocated_gpu_hours"] == pytest.approx(74.5, abs=1e-3)
 
 
 def test_by_workload_deployments_are_read_through_their_replica_sets(server: PrometheusServer) -> None:
@@ -173,6 +198,8 @@ def test_by_workload_deployments_are_read_through_their_replica_sets(server: Pro
         "notebooks/StatefulSet/nb",
         "ci/Job/short",
         "ci/Job/limited",
+        "batch/Job/rerun",
+        "batch/Job/blip",
     }
     assert got["web/Deployment/api"]["pods"] == 2
 

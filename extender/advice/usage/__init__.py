@@ -6,13 +6,14 @@ from Prometheus), the tenants' figures go out. Nothing leaves the cluster.
 """
 
 from extender.advice.usage.asks import MODES, GpuAsk, gpu_ask
-from extender.advice.usage.pods import PodUsage, with_dcgm_use
+from extender.advice.usage.pods import DeviceUse, PodUsage, with_dcgm_use
 from extender.advice.usage.source import UsageSource
 from extender.advice.usage.table import usage_csv, usage_table
 from extender.advice.usage.tenants import TenantUsage, UsageReport, tenant_key, usage_report
 
 __all__ = [
     "MODES",
+    "DeviceUse",
     "GpuAsk",
     "PodUsage",
     "TenantUsage",

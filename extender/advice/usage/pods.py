@@ -17,7 +17,24 @@ from dataclasses import dataclass, field, replace
 from extender.advice.rightsize import GpuSeries, Owner
 from extender.advice.usage.asks import GpuAsk
 
-__all__ = ["PodUsage", "with_dcgm_use"]
+__all__ = ["DeviceUse", "PodUsage", "with_dcgm_use"]
+
+
+@dataclass(frozen=True)
+class DeviceUse:
+    """One DCGM series of a pod's device over the window: its busy hours (Σ samples × scrape interval
+    × SM activity), the VRAM peak if read, and the product it names."""
+
+    pod: str  # "namespace/name"
+    busy_hours: float
+    vram_peak_mib: float | None = None
+    product: str | None = None
+
+
+def _device_use(s: GpuSeries | DeviceUse) -> DeviceUse:
+    if isinstance(s, DeviceUse):
+        return s
+    return DeviceUse(s.pod, s.hours * s.sm_mean / 100, s.vram_peak_mib, s.product)
 
 
 @dataclass(frozen=True)
@@ -54,10 +71,10 @@ class PodUsage:
         return self.gpus / devices if devices else 0.0
 
 
-def with_dcgm_use(pods: Iterable[PodUsage], series: Iterable[GpuSeries]) -> list[PodUsage]:
+def with_dcgm_use(pods: Iterable[PodUsage], series: Iterable[GpuSeries | DeviceUse]) -> list[PodUsage]:
     """The pods with their used GPU-hours and VRAM peak from the DCGM series naming them."""
-    by_pod: dict[str, list[GpuSeries]] = {}
-    for s in series:
+    by_pod: dict[str, list[DeviceUse]] = {}
+    for s in map(_device_use, series):
         by_pod.setdefault(s.pod, []).append(s)
     out = []
     for pod in pods:
@@ -65,7 +82,7 @@ def with_dcgm_use(pods: Iterable[PodUsage], series: Iterable[GpuSeries]) -> list
         if not mine:
             out.append(pod)
             continue
-        used = sum(s.hours * s.sm_mean / 100 for s in mine) * pod.device_share()
+        used = sum(s.busy_hours for s in mine) * pod.device_share()
         peaks = [s.vram_peak_mib for s in mine if s.vram_peak_mib is not None]
         product = pod.product or next((s.product for s in mine if s.product), None)
         out.append(
