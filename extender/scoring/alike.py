@@ -140,7 +140,8 @@ class Work:
         self.matters: dict[Signature, bool] = {}  # does the pod's VRAM change the plan, by signature
         self.by_memory: dict[int, bool] = {}  # … by what it reads of the node (its memory class)
         self.nvlink = request.interconnect == "nvlink" and request.gpus > 1
-        self.nvlink_kept: dict[Signature, bool] = {}  # does the twin's plan hand out an NVLink set
+        self.nvlink_kept: dict[Signature, bool] = {}  # is the twin's plan blind to NVLink being required
+        self.holds: dict[Signature, bool] = {}  # is the node's plan its twin's, by signature
         # Whole GPUs only: a shared GPU's or a CPU-only plan reads the pods it shares with by name.
         if request.wants_gpu and request.share is None and not request.mig and not request.invalid:
             if len(plans) > 1000:
@@ -203,7 +204,12 @@ class Work:
         return list(map(holds.__getitem__, sigs))
 
     def _twin_holds(self, node: NodeState, sig: Signature) -> bool:
-        return not self._memory_matters(node, sig) and (not self.nvlink or self._nvlink_kept(node, sig))
+        found = self.holds.get(sig)
+        if found is None:
+            found = self.holds[sig] = not self._memory_matters(node, sig) and (
+                not self.nvlink or self._nvlink_kept(node, sig)
+            )
+        return found
 
     def _nvlink_kept(self, node: NodeState, sig: Signature) -> bool:
         """Is the twin's plan blind to an NVLink requirement (an NVLink-joined set, or a refusal on
