@@ -147,9 +147,10 @@ class Work:
             if len(plans) > 1000:
                 plans.clear()
             self.family = _family(plans, shape.plan_key)
-            if request.gpu_memory_mib or self.nvlink:  # where they change nothing, the pod's plans without
-                key = shape.plan_key
-                bare = PlanKey(replace(request, gpu_memory_mib=None, interconnect=None), key.policy, key.mix)
+            if request.gpu_memory_mib or request.model is not None or self.nvlink:  # where those change
+                key = shape.plan_key  # nothing, the plans of the pod without them (its twin)
+                twin = replace(request, gpu_memory_mib=None, interconnect=None, model=None)
+                bare = PlanKey(twin, key.policy, key.mix)
                 self.bare = (bare, _family(plans, bare))
 
     def plan(self, node: NodeState) -> Plan:
@@ -183,9 +184,9 @@ class Work:
         return found
 
     def twin_holds(self, node: NodeState) -> bool:
-        """True when this node's plan is that of the pod without its VRAM declaration and NVLink
-        requirement (the VRAM fits wherever the plan looks; the set it hands out is NVLink-joined
-        anyway), so its verdict is the one that pod gets: see ``judge``."""
+        """True when this node's plan is that of the pod without its VRAM declaration, named model and
+        NVLink requirement (the VRAM or the model fits with room wherever the plan looks; the set it
+        hands out is NVLink-joined anyway), so its verdict is the one that pod gets: see ``judge``."""
         if self.bare is None:
             return False
         sig = signature(node)
