@@ -60,10 +60,12 @@ def body(
     replica: int = 0,
     cpu_milli: int | None = None,
     nvlink: bool = False,
+    model: str | None = None,
 ) -> str:
     """The captured kube-scheduler filter body with these candidates and a pod of ``gpus`` GPUs; its
     ``replica``-th pod (own name and uid, as the pods of one Deployment differ); optionally declaring
-    VRAM, asking ``cpu_milli`` CPU (and 4 GiB of memory per CPU), or requiring NVLink."""
+    VRAM, asking ``cpu_milli`` CPU (and 4 GiB of memory per CPU), requiring NVLink, or serving ``model``
+    (vLLM's ``--model``)."""
     doc = json.loads(TEMPLATE.read_text())
     meta = doc["Pod"]["metadata"]
     meta["name"] = f"{meta.get('name', 'pod')}-{gpus}-{replica}"
@@ -76,6 +78,8 @@ def body(
         annotations["gpu-advisor.io/gpu-memory"] = f"{memory_gib}Gi"
     if nvlink:
         annotations["gpu-advisor.io/interconnect"] = "nvlink"
+    if model is not None:
+        container["args"] = [f"--model={model}"]
     if cpu_milli is not None:
         for part in ("requests", "limits"):
             container["resources"][part] |= {"cpu": f"{cpu_milli}m", "memory": f"{4 * cpu_milli // 1000}Gi"}
