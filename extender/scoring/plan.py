@@ -22,7 +22,9 @@ __all__ = ["Plan", "as_planned", "gib", "memory_matters", "plan"]
 _GIB = 1024.0
 
 
-@dataclass(frozen=True)
+# Not frozen (a frozen dataclass sets each field through object.__setattr__: a first call at 5,000
+# candidates makes hundreds), but treated as immutable all the same: families of nodes share them.
+@dataclass(slots=True)
 class Plan:
     """Everything about a (node version, request) that does not depend on live telemetry."""
 
