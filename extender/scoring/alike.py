@@ -170,16 +170,15 @@ class Work:
             kept = family.get(sig)
             if isinstance(kept, Plan):
                 return kept  # the family keeps it: no copy on each of thousands of node states
-            if kept is not None:  # alike but for the name it opens with: that node's own copy
-                found = Plan(False, f"{node.name}: {kept.rest}", unresolvable=kept.unresolvable)
-            else:
-                found = plan_for(node, key_for, self.placer)
-                named = found.reason.startswith(f"{node.name}: ")
-                # A plan that names its node (an NVLink refusal opens with it) is that node's alone;
-                # the family keeps the rest, so an alike node costs a string, not a placement.
-                family[sig] = _Named(found, len(node.name) + 2) if named else found
-                if not named:
-                    return found
+            if kept is not None:  # alike but for the name it opens with: that node's own copy, not kept
+                return Plan(False, f"{node.name}: {kept.rest}", unresolvable=kept.unresolvable)
+            found = plan_for(node, key_for, self.placer)
+            named = found.reason.startswith(f"{node.name}: ")
+            # A plan that names its node (an NVLink refusal opens with it) is that node's alone; the
+            # family keeps the rest, so an alike node costs a string, not a placement.
+            family[sig] = _Named(found, len(node.name) + 2) if named else found
+            if not named:
+                return found
         keep(node, key, found)
         return found
 
