@@ -60,10 +60,12 @@ def body(
     replica: int = 0,
     cpu_milli: int | None = None,
     nvlink: bool = False,
+    model: str | None = None,
 ) -> str:
     """The captured kube-scheduler filter body with these candidates and a pod of ``gpus`` GPUs; its
     ``replica``-th pod (own name and uid, as the pods of one Deployment differ); optionally declaring
-    VRAM, asking ``cpu_milli`` CPU (and 4 GiB of memory per CPU), or requiring NVLink."""
+    VRAM, asking ``cpu_milli`` CPU (and 4 GiB of memory per CPU), requiring NVLink, or serving ``model``
+    (vLLM's ``--model``)."""
     doc = json.loads(TEMPLATE.read_text())
     meta = doc["Pod"]["metadata"]
     meta["name"] = f"{meta.get('name', 'pod')}-{gpus}-{replica}"
@@ -76,6 +78,8 @@ def body(
         annotations["gpu-advisor.io/gpu-memory"] = f"{memory_gib}Gi"
     if nvlink:
         annotations["gpu-advisor.io/interconnect"] = "nvlink"
+    if model is not None:
+        container["args"] = [f"--model={model}"]
     if cpu_milli is not None:
         for part in ("requests", "limits"):
             container["resources"][part] |= {"cpu": f"{cpu_milli}m", "memory": f"{4 * cpu_milli // 1000}Gi"}
@@ -225,32 +229,6 @@ def print_row(row: dict[str, Any]) -> None:
     )
 
 
-def plot(rows: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
-    for ax, (verb, connections) in zip(axes.flat, [(v, c) for v in VERBS for c in (1, 8)], strict=True):
-        for refresh, style in ((False, "-"), (True, "--")):
-            sel = [r for r in rows if r["verb"] == verb and r["connections"] == connections and r["refresh"] == refresh]
-            xs = [r["names"] for r in sel]
-            tag = " (telemetry refreshes)" if refresh else ""
-            ax.plot(xs, [r["advisor_rps"] for r in sel], "o" + style, color="tab:blue", label="advisor" + tag)
-            ax.plot(xs, [r["noop_rps"] for r in sel], "s" + style, color="tab:gray", label="no-op" + tag)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_title(f"/scheduler/{verb}, {connections} connection{'s' if connections > 1 else ''}")
-        ax.set_xlabel("candidate node names")
-        ax.set_ylabel("requests/s")
-        ax.grid(True, which="both", alpha=0.3)
-    axes.flat[0].legend(fontsize=7)
-    fig.suptitle("gpu-advisor over loopback (wrk) vs a no-op answering the same bytes")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=5000, help="nodes in the synthetic cluster (default 5000)")
@@ -287,7 +265,7 @@ def main() -> int:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    plot(rows, args.out / "wire.png")
+    sibling("wire_plot").plot(rows, args.out / "wire.png")
     print(f"wrote {args.out / 'wire.csv'} and {args.out / 'wire.png'}; start-up {seconds:.2f} s, {rss:.0f} MiB")
     return 0
 

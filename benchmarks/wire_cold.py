@@ -85,8 +85,10 @@ def new_shapes(names: list[str], counts: list[int]) -> dict[tuple[int, str], lis
     """Bodies of pod shapes no call asked about yet, by (names, kind): "VRAM" — pods of 1, 2, 4, 8 GPUs
     (sizes the cluster has seen) each declaring a new VRAM; "CPU" — the same sizes with new CPU and
     memory requests (new Deployments); "size" — pods of 3, 5, 6, 7 GPUs, sizes nobody asked for (the
-    advisor keeps them standing); "NVLink" — pods requiring NVLink, first of their size (nothing
-    stands for them: their first call works out a plan per kind of node and a verdict per node)."""
+    advisor keeps them standing); "NVLink" — pods of 2, 4, 8 GPUs requiring NVLink (standing too);
+    "model" — pods of 1, 2, 4, 8 GPUs naming a model server; "odd NVLink" — pods of 3, 5, 6, 7 GPUs
+    requiring NVLink (nothing stands for them: their first call works out a plan per kind of node and
+    a verdict per node where the twin's does not hold)."""
     found: dict[tuple[int, str], list[str]] = {}
     for count in counts:
         memories = [1 + n + 10 * counts.index(count) for n in range(8)]
@@ -98,8 +100,14 @@ def new_shapes(names: list[str], counts: list[int]) -> dict[tuple[int, str], lis
         sizes = (3, 5, 6, 7) if count == counts[0] else (7, 6, 5, 3)
         found[(count, "size")] = [wire.body(names[:count], k) for k in sizes]
     for count in counts:
-        sizes = (2, 4, 8, 3) if count == counts[0] else (3, 8, 4, 2)
-        found[(count, "NVLink")] = [wire.body(names[:count], k, nvlink=True) for k in sizes]
+        linked = (2, 4, 8) if count == counts[0] else (8, 4, 2)
+        found[(count, "NVLink")] = [wire.body(names[:count], k, nvlink=True, cpu_milli=900) for k in linked]
+    for count in counts:
+        served = MODELS[counts.index(count) % 2 :: 2]  # models this count has not seen
+        found[(count, "model")] = [wire.body(names[:count], k, model=m) for k, m in zip(SHAPES, served, strict=True)]
+    for count in counts:
+        sizes = (3, 5, 6, 7) if count == counts[0] else (7, 6, 5, 3)
+        found[(count, "odd NVLink")] = [wire.body(names[:count], k, nvlink=True) for k in sizes]
     return found
 
 
@@ -124,11 +132,24 @@ def startup(snapshot: Path) -> tuple[float, float]:
         return seconds, wire.rss_mib(proc.pid)[0]
 
 
+# Model servers a pod may name (vLLM's --model), 7B to 70B: sizes that fit with room, fit tight or do not fit.
+MODELS = (
+    "mistralai/Mistral-7B-v0.1",
+    "meta-llama/Llama-2-7b-hf",
+    "meta-llama/Llama-2-13b-hf",
+    "Qwen/Qwen2-7B-Instruct",
+    "meta-llama/Llama-2-70b-hf",
+    "tiiuae/falcon-40b",
+    "meta-llama/Meta-Llama-3-8B",
+    "mistralai/Mixtral-8x7B-v0.1",
+)
 KINDS = {
     "VRAM": "a known size with a new VRAM declaration",
     "CPU": "a known size with new CPU and memory requests",
     "size": "a GPU count never asked before (a standing table)",
-    "NVLink": "NVLink required, first of its size (no table: node by node)",
+    "NVLink": "NVLink required, 2, 4 or 8 GPUs (a standing table)",
+    "model": "a known size naming a model server (vLLM --model)",
+    "odd NVLink": "NVLink required, 3, 5, 6 or 7 GPUs (no table: plans and verdicts worked out)",
 }
 
 

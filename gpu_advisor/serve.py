@@ -91,13 +91,9 @@ def build_advisor(
     background = Background()
     registry = CollectorRegistry()  # the sources' metrics and the server's, on one /metrics
     served: list[Advisor] = []  # set below: the watch syncs only once the server runs
-
-    def synced() -> None:
-        for advisor in served:
-            advisor.keep_standing()
-        settle_memory()
-
-    model = live_model(cluster, kubeconfig, policy.telemetry_max_age_s, on_synced=synced, registry=registry)
+    model = live_model(
+        cluster, kubeconfig, policy.telemetry_max_age_s, on_synced=lambda: _synced(served), registry=registry
+    )
     if model.watch is not None:
         background.parts.append(model.watch)
     state, board = model.state, model.telemetry
@@ -129,6 +125,13 @@ def build_advisor(
         pods = simulated_cluster().pods if cluster == SIMULATED else model.pods if isinstance(model.pods, list) else []
         advisor.pod_objects = lambda: pods
     return advisor, background
+
+
+def _synced(served: list[Advisor]) -> None:
+    """The live cluster is listed: work out the standing pod shapes, then settle the model's memory."""
+    for advisor in served:
+        advisor.keep_standing()
+    settle_memory()
 
 
 def _live_telemetry(

@@ -158,7 +158,14 @@ class GpuTopology:
             raise TopologyError(f"no link {a}-{b} in this topology") from None
 
     def nvlink_islands(self) -> list[list[int]]:
-        """Connected components over NVLink edges, largest first; a GPU without NVLink is its own island."""
+        """Connected components over NVLink edges, largest first; a GPU without NVLink is its own island
+        (worked out once: a topology does not change, and thousands of nodes share one)."""
+        found: tuple[tuple[int, ...], ...] | None = self.__dict__.get("_islands")
+        if found is None:
+            found = self.__dict__["_islands"] = tuple(map(tuple, self._islands()))
+        return [list(island) for island in found]
+
+    def _islands(self) -> list[list[int]]:
         root = {i: i for i in self.indices}  # union-find: at most 16 or so GPUs, no library needed
 
         def find(i: int) -> int:

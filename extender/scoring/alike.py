@@ -140,15 +140,17 @@ class Work:
         self.matters: dict[Signature, bool] = {}  # does the pod's VRAM change the plan, by signature
         self.by_memory: dict[int, bool] = {}  # … by what it reads of the node (its memory class)
         self.nvlink = request.interconnect == "nvlink" and request.gpus > 1
-        self.nvlink_kept: dict[Signature, bool] = {}  # does the twin's plan hand out an NVLink set
+        self.nvlink_kept: dict[Signature, bool] = {}  # is the twin's plan blind to NVLink being required
+        self.holds: dict[Signature, bool] = {}  # is the node's plan its twin's, by signature
         # Whole GPUs only: a shared GPU's or a CPU-only plan reads the pods it shares with by name.
         if request.wants_gpu and request.share is None and not request.mig and not request.invalid:
             if len(plans) > 1000:
                 plans.clear()
             self.family = _family(plans, shape.plan_key)
-            if request.gpu_memory_mib or self.nvlink:  # where they change nothing, the pod's plans without
-                key = shape.plan_key
-                bare = PlanKey(replace(request, gpu_memory_mib=None, interconnect=None), key.policy, key.mix)
+            if request.gpu_memory_mib or request.model is not None or self.nvlink:  # where those change
+                key = shape.plan_key  # nothing, the plans of the pod without them (its twin)
+                twin = replace(request, gpu_memory_mib=None, interconnect=None, model=None)
+                bare = PlanKey(twin, key.policy, key.mix)
                 self.bare = (bare, _family(plans, bare))
 
     def plan(self, node: NodeState) -> Plan:
@@ -168,23 +170,22 @@ class Work:
             kept = family.get(sig)
             if isinstance(kept, Plan):
                 return kept  # the family keeps it: no copy on each of thousands of node states
-            if kept is not None:  # alike but for the name it opens with: that node's own copy
-                found = Plan(False, f"{node.name}: {kept.rest}", unresolvable=kept.unresolvable)
-            else:
-                found = plan_for(node, key_for, self.placer)
-                named = found.reason.startswith(f"{node.name}: ")
-                # A plan that names its node (an NVLink refusal opens with it) is that node's alone;
-                # the family keeps the rest, so an alike node costs a string, not a placement.
-                family[sig] = _Named(found, len(node.name) + 2) if named else found
-                if not named:
-                    return found
+            if kept is not None:  # alike but for the name it opens with: that node's own copy, not kept
+                return Plan(False, f"{node.name}: {kept.rest}", unresolvable=kept.unresolvable)
+            found = plan_for(node, key_for, self.placer)
+            named = found.reason.startswith(f"{node.name}: ")
+            # A plan that names its node (an NVLink refusal opens with it) is that node's alone; the
+            # family keeps the rest, so an alike node costs a string, not a placement.
+            family[sig] = _Named(found, len(node.name) + 2) if named else found
+            if not named:
+                return found
         keep(node, key, found)
         return found
 
     def twin_holds(self, node: NodeState) -> bool:
-        """True when this node's plan is that of the pod without its VRAM declaration and NVLink
-        requirement (the VRAM fits wherever the plan looks; the set it hands out is NVLink-joined
-        anyway), so its verdict is the one that pod gets: see ``judge``."""
+        """True when this node's plan is that of the pod without its VRAM declaration, named model and
+        NVLink requirement (the VRAM or the model fits with room wherever the plan looks; the set it
+        hands out is NVLink-joined anyway), so its verdict is the one that pod gets: see ``judge``."""
         if self.bare is None:
             return False
         sig = signature(node)
@@ -203,7 +204,12 @@ class Work:
         return list(map(holds.__getitem__, sigs))
 
     def _twin_holds(self, node: NodeState, sig: Signature) -> bool:
-        return not self._memory_matters(node, sig) and (not self.nvlink or self._nvlink_kept(node, sig))
+        found = self.holds.get(sig)
+        if found is None:
+            found = self.holds[sig] = not self._memory_matters(node, sig) and (
+                not self.nvlink or self._nvlink_kept(node, sig)
+            )
+        return found
 
     def _nvlink_kept(self, node: NodeState, sig: Signature) -> bool:
         """Is the twin's plan blind to an NVLink requirement (an NVLink-joined set, or a refusal on

@@ -138,8 +138,9 @@ def _hand_on(
 def _worker(
     shape: Shape, work: Work, bare: _Bare | None, lookup: Callable[[str], NodeState | None], now: float
 ) -> tuple[Callable[[str], Verdict], _Made, _Made]:
-    """The verdict of a node the shape's table lacks, and what it made: for the shape, and for the
-    pod without its VRAM declaration (a closure: at 5,000 candidates locals beat attributes)."""
+    """The verdict of a node the shape's table lacks, and what it made: for the shape, and for its
+    twin (``_twins``) where the twin's verdict is this one (a closure: at 5,000 candidates locals beat
+    attributes)."""
     made: _Made = []
     bare_made: _Made = []
     bare_get = None if bare is None else bare[1].get
@@ -154,12 +155,13 @@ def _worker(
         if hit is not None and now < hit[1]:
             made.append((node, hit[0], hit[1], False))
             return hit[0]  # type: ignore[no-any-return]
-        if bare_get is not None and (same := bare_get(name)) is not None and work.twin_holds(node):
+        holds = bare_get is not None and work.twin_holds(node)
+        if holds and (same := bare_get(name)) is not None:  # type: ignore[misc]
             made.append((node, same, bare_until, False))  # the table keeps it; the node state need not
             return same
         verdict, valid_until = work.judge(node, name)
         made.append((node, verdict, valid_until, True))
-        if bare_get is not None and work.twin_holds(node):
+        if holds:
             bare_made.append((node, verdict, valid_until, False))
         return verdict
 

@@ -22,7 +22,9 @@ __all__ = ["Plan", "as_planned", "gib", "memory_matters", "plan"]
 _GIB = 1024.0
 
 
-@dataclass(frozen=True)
+# Not frozen (a frozen dataclass sets each field through object.__setattr__: a first call at 5,000
+# candidates makes hundreds), but treated as immutable all the same: families of nodes share them.
+@dataclass(slots=True)
 class Plan:
     """Everything about a (node version, request) that does not depend on live telemetry."""
 
@@ -85,15 +87,17 @@ def _model_fit(node: NodeState, request: PodRequest, found: Plan) -> Plan:
 
 
 def memory_matters(node: NodeState, request: PodRequest) -> bool:
-    """Does the pod's declared VRAM change this node's plan? On whole GPUs only as a refusal (more than
-    a GPU has), and never when the pod also names a model (declared VRAM then hides the inferred
-    need); on shared GPUs always (declared VRAM adds up). Otherwise the plan is that of the same pod
-    without it, which lets pods that differ only in VRAM share plans (``alike``). Keep this in step
-    with every place below that reads ``gpu_memory_mib``, and reading nothing of the node but its
+    """Does the pod's declared VRAM or named model change this node's plan? On whole GPUs only as a
+    refusal (more than a GPU has) or, for a model, as a tight fit (its KV cache short of room); on
+    shared GPUs always (declared VRAM adds up). Otherwise the plan is that of the same pod without
+    them, which lets such pods share plans and verdicts (``alike``). Keep this in step with every
+    place below that reads ``gpu_memory_mib`` or ``model``, and reading nothing of the node but its
     ``sharing``, ``time_sliced`` and ``slot_memory_mib`` (``alike`` keeps the answer by those)."""
-    if not request.gpu_memory_mib:
+    if not request.gpu_memory_mib and request.model is None:
         return False
-    if request.model is not None or node.sharing != "whole GPU" or node.time_sliced:
+    if node.sharing != "whole GPU" or node.time_sliced:
+        return True
+    if request.model is not None and model_fit.tight_fit(node, request) is not None:
         return True
     return model_fit.memory_refusal(node, request) is not None
 

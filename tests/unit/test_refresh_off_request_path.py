@@ -4,6 +4,7 @@ alike nodes share their plans, and a pod shape that comes out alike gets the ver
 from __future__ import annotations
 
 from extender.model.gpu_share import ShareRequest
+from extender.model.needs import guess_model
 from extender.model.pods import PodRequest
 from extender.model.readings import GpuReading, TelemetryBoard
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
@@ -117,6 +118,11 @@ def test_sharing_work_across_alike_nodes_changes_no_verdict() -> None:
     policy, board = ScoringPolicy(), snap.telemetry(60)
     pods = [PodRequest(gpus=k, gpu_memory_mib=m) for k in (1, 2, 3, 4, 8) for m in (None, 8192, 40960)]
     pods += [PodRequest(gpus=k, interconnect="nvlink") for k in (2, 4, 8)]
+    # Named models: a 7B one fits with room almost anywhere, a 70B one is tight or refused on most GPUs.
+    models = [
+        guess_model([{"args": [f"--model={m}"]}]) for m in ("mistralai/Mistral-7B-v0.1", "meta-llama/Llama-2-70b-hf")
+    ]
+    pods += [PodRequest(gpus=k, model=m) for m in models for k in (1, 4)]
     # CPU, memory and latency are not read by a whole-GPU plan: judged here as the CPU-less twin's shape.
     pods += [PodRequest(gpus=k, cpu_milli=16_000, memory_mib=65_536, latency_sensitive=True) for k in (1, 4)]
     # One memo for them all: a pod that declares VRAM also gets the verdicts its VRAM-less twin got.

@@ -18,7 +18,7 @@ from extender.scoring.standing import standing_requests
 from extender.sources.snapshot import parse_snapshot
 
 NOW = 1_800_000_000.0
-AMD = "amd.com/gpu"
+AMD, NV, LINKED = "amd.com/gpu", "nvidia.com/gpu", "nvidia.com/gpu NVLink"
 
 
 def gpu_node(name: str, resource: str, gpus: int) -> object:
@@ -28,12 +28,18 @@ def gpu_node(name: str, resource: str, gpus: int) -> object:
 @pytest.mark.parametrize(
     ("fleet", "counts"),
     [
-        # an 8-GPU NVIDIA box and a 4-GPU one: 1..8 NVIDIA GPUs
-        ([("nvidia.com/gpu", 8), ("nvidia.com/gpu", 4)], {"nvidia.com/gpu": [1, 2, 3, 4, 5, 6, 7, 8]}),
+        # an 8-GPU NVIDIA box and a 4-GPU one: 1..8 NVIDIA GPUs, and NVLink-joined pairs, quads, octets
+        (
+            [("nvidia.com/gpu", 8), ("nvidia.com/gpu", 4)],
+            {"nvidia.com/gpu": [1, 2, 3, 4, 5, 6, 7, 8], "nvidia.com/gpu NVLink": [2, 4, 8]},
+        ),
         # a 16-GPU box: capped at 8 (a bigger pod is rare and spreads over a pod group)
-        ([("nvidia.com/gpu", 16)], {"nvidia.com/gpu": [1, 2, 3, 4, 5, 6, 7, 8]}),
-        # 2 NVIDIA GPUs and 4 AMD ones: each vendor up to its own largest node
-        ([("nvidia.com/gpu", 2), (AMD, 4)], {AMD: [1, 2, 3, 4], "nvidia.com/gpu": [1, 2]}),
+        ([("nvidia.com/gpu", 16)], {"nvidia.com/gpu": [1, 2, 3, 4, 5, 6, 7, 8], "nvidia.com/gpu NVLink": [2, 4, 8]}),
+        # 2 NVIDIA GPUs and 4 AMD ones: each vendor up to its own largest node; NVLink pairs only
+        (
+            [("nvidia.com/gpu", 2), (AMD, 4)],
+            {AMD: [1, 2, 3, 4], "nvidia.com/gpu": [1, 2], "nvidia.com/gpu NVLink": [2]},
+        ),
         ([], {}),  # no GPU node: nothing stands
     ],
 )
@@ -43,7 +49,8 @@ def test_a_fleet_stands_a_pod_of_each_whole_gpu_count_its_nodes_hold(
     nodes = [gpu_node(f"n{i}", resource, gpus) for i, (resource, gpus) in enumerate(fleet)]
     found: dict[str, list[int]] = {}
     for request in standing_requests(nodes):  # type: ignore[arg-type]
-        found.setdefault(request.resource, []).append(request.gpus)
+        kind = request.resource + (" NVLink" if request.interconnect else "")
+        found.setdefault(kind, []).append(request.gpus)
     assert found == counts
 
 
