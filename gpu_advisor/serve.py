@@ -117,14 +117,18 @@ def build_advisor(
     advisor.rightsize = history_source(cluster, prometheus, state, model.pods)
     advisor.usage = usage_source(cluster, prometheus, state, model.pods)
     if prometheus and usage_refresh_s > 0 and advisor.usage is not None:
-        try:
-            background.parts.append(UsageRefresh(advisor, usage_refresh_s, usage_by))
-        except ValueError as exc:
-            raise ServeError(f"--usage-by: {exc}") from None
+        background.parts.append(_usage_refresh(advisor, usage_refresh_s, usage_by))
     if cluster != KUBE:  # the console reads a snapshot's Pod objects (the live watch keeps only where pods run)
         pods = simulated_cluster().pods if cluster == SIMULATED else model.pods if isinstance(model.pods, list) else []
         advisor.pod_objects = lambda: pods
     return advisor, background
+
+
+def _usage_refresh(advisor: Advisor, every_s: float, by: str) -> UsageRefresh:
+    try:
+        return UsageRefresh(advisor, every_s, by)
+    except ValueError as exc:
+        raise ServeError(f"--usage-by: {exc}") from None
 
 
 def _synced(served: list[Advisor]) -> None:
