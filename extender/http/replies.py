@@ -95,9 +95,12 @@ class ReplyFragments:
     def encode_ahead(self, verdicts: list[Verdict]) -> None:
         """Encode these verdicts now (the standing pod shapes' tables, as they are filled in off the
         request path), so the first call that hands them out only looks them up."""
-        if len(self._by_verdict) > self._max_fragments:
-            self._by_verdict.clear()
+        self._bound()
         self._fragments(verdicts)
+
+    def _bound(self) -> None:
+        if len(self._by_verdict) > self._max_fragments:  # each holds its verdict alive: 20 tables of 5,000
+            self._by_verdict.clear()
 
     def _encode(self, v: Verdict) -> _Fragments:
         quoted, reasons = self._quoted, self._reasons
@@ -136,9 +139,8 @@ class ReplyFragments:
     def _reply(self, request: PodRequest, verdicts: list[Verdict]) -> _Reply:
         if len(self._last) >= self._max_requests and request not in self._last:
             self._last.clear()
+        self._bound()
         known = self._by_verdict
-        if len(known) > self._max_fragments:  # each holds its verdict alive: 20 tables of 5,000 nodes
-            known.clear()
         last = self._last.get(request)
         n = len(verdicts)
         if last is None or len(last.verdicts) != n:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import replace
-from operator import attrgetter, methodcaller
 from typing import Any
 
 from extender.cluster.state import NodeState
@@ -35,7 +34,6 @@ __all__ = ["Signature", "Work", "signature"]
 
 _SIGNATURE = object()  # node.memo key of the node's signature
 _UNSET = object()
-_MEMO, _SIGNED = attrgetter("memo"), methodcaller("get", _SIGNATURE)  # a node's signature, if worked out
 
 
 # What ``plan.memory_matters`` reads of a node (how it shares its GPUs, a slot's memory), numbered: a
