@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import random
-
 from extender.advice.replay.arrivals import generate_order, tune
+from extender.advice.replay.go_random import GoRandom
 from extender.advice.replay.specs import NodeSpec, Pod
 from tests.replay.conftest import pod
 
@@ -22,8 +21,16 @@ def test_tuning_up_appends_named_copies_until_the_next_per_gpu_request_would_pas
 
 def test_tuning_down_removes_random_pods_until_at_or_below_the_target() -> None:
     many = [Pod(f"p{i}", pod(1, 2, 1000)) for i in range(10)]  # 20000 milli
-    kept = tune(list(many), many, 10400.0, random.Random(1))
+    kept = tune(list(many), many, 10400.0, GoRandom(1))
     assert sum(p.shape.gpu_request for p in kept) == 10000
+
+
+def test_tuning_up_never_tunes_down_when_the_last_multi_gpu_copy_passes_the_target() -> None:
+    # Each draw is checked with its per-GPU milli (1000) but adds its whole request (4 x 1000): from 9000,
+    # the 4-GPU copy passes the check (10000 <= 10400) and ends at 13000, above the target; it stays.
+    big = [Pod("big", pod(1, 4, 1000))]
+    kept = tune([Pod(f"p{i}", pod(1, 1, 1000)) for i in range(9)], big, 10400.0, GoRandom(1))
+    assert sum(p.shape.gpu_request for p in kept) == 13000
 
 
 def test_orders_are_a_pure_function_of_the_seed_and_ranks_a_permutation() -> None:
