@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
+from extender.advice.replay.go_random import GoRandom
 from extender.advice.replay.nodes import best_fit_gpu, exclusive_gpus, fits, place, random_gpu, subtract_packed
 from extender.advice.replay.specs import PodShape
 from tests.replay.conftest import node, pod
@@ -37,8 +36,17 @@ def test_best_gpu_is_the_least_free_that_fits_lowest_index_on_ties() -> None:
 
 
 def test_random_gpu_only_draws_gpus_that_fit() -> None:
-    rng = random.Random(1)
+    rng = GoRandom(1)
     assert {random_gpu(node(1, (100, 900, 50, 600)), 500, rng) for _ in range(50)} == {1, 3}
+
+
+def test_random_gpu_draws_once_per_fitting_gpu_like_the_simulators_reservoir() -> None:
+    # GPUs 1 and 3 fit: Intn(1) (always 0: GPU 1), then Intn(2) replaces it with GPU 3 when it draws 0.
+    mirror, rng = GoRandom(5), GoRandom(5)
+    mirror.intn(1)
+    expected = 3 if mirror.intn(2) == 0 else 1
+    assert random_gpu(node(1, (100, 900, 50, 600)), 500, rng) == expected
+    assert rng.int63() == mirror.int63()  # two draws taken, no more
 
 
 def test_whole_gpu_pods_take_the_lowest_index_fully_free_gpus() -> None:

@@ -56,6 +56,18 @@ def generate_order(
     pods: Sequence[Pod], nodes: Sequence[NodeSpec], seed: int, tune_ratio: float = DEFAULT_TUNE_RATIO
 ) -> ArrivalOrder:
     """One seed's arrival order and node ranks, drawn as the simulator draws them."""
+    return drawn(pods, nodes, seed, tune_ratio)[0]
+
+
+def stream_after_order(pods: Sequence[Pod], nodes: Sequence[NodeSpec], seed: int) -> GoRandom:
+    """The seed's stream where scheduling starts: what Random's picks draw from."""
+    return drawn(pods, nodes, seed)[1]
+
+
+def drawn(
+    pods: Sequence[Pod], nodes: Sequence[NodeSpec], seed: int, tune_ratio: float = DEFAULT_TUNE_RATIO
+) -> tuple[ArrivalOrder, GoRandom]:
+    """The order and ranks, and the stream after drawing them."""
     rng = GoRandom(seed)
     rng.int63()  # the simulator's first draw (`rand.Int()`, a debug log argument), kept for the draw order
     by_name = sorted(pods, key=lambda pod: pod.name)
@@ -65,4 +77,4 @@ def generate_order(
     arrivals = tune(arrivals, by_name, tune_ratio * capacity, rng)
     for _ in range(_INFORMER_DRAWS):
         rng.float64()
-    return ArrivalOrder(seed, tuple(arrivals), node_ranks(nodes, rng))
+    return ArrivalOrder(seed, tuple(arrivals), node_ranks(nodes, rng)), rng

@@ -122,6 +122,8 @@ def _winner(cluster: _Cluster, view: _View) -> int:
     """The chosen node for the pod of this view, or -1 when none is feasible."""
     scorer = cluster.scorer
     if not view.scores:
+        if isinstance(scorer, NodePicker):
+            scorer.missed()
         return -1
     if isinstance(scorer, NodePicker):
         return view.ranked[scorer.pick(len(view.ranked))][1]

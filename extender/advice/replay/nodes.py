@@ -6,9 +6,9 @@ state score the same for any scorer, which is what lets the engine memoise score
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 
+from extender.advice.replay.go_random import GoRandom
 from extender.advice.replay.specs import MILLI, NodeSpec, PodShape, model_allowed
 
 
@@ -69,12 +69,18 @@ def best_fit_gpu(node: NodeState, milli: int) -> int:
     return chosen
 
 
-def random_gpu(node: NodeState, milli: int, rng: random.Random) -> int:
-    """`random`: uniform among the GPUs that fit (the simulator draws by reservoir sampling)."""
-    fitting = [index for index, free in enumerate(node.gpus) if free >= milli]
-    if not fitting:
+def random_gpu(node: NodeState, milli: int, rng: GoRandom) -> int:
+    """`random`: uniform among the GPUs that fit, by reservoir sampling as the simulator draws it (the
+    k-th GPU that fits replaces the choice when ``Intn(k)`` is 0: one draw per fitting GPU)."""
+    chosen, seen = -1, 0
+    for index, free in enumerate(node.gpus):
+        if free >= milli:
+            seen += 1
+            if rng.intn(seen) == 0:
+                chosen = index
+    if chosen < 0:
         raise ValueError(f"no GPU with {milli} free milli on {node}")
-    return fitting[rng.randrange(len(fitting))]
+    return chosen
 
 
 def exclusive_gpus(node: NodeState, count: int) -> tuple[int, ...]:

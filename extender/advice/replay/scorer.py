@@ -68,6 +68,10 @@ class NodePicker(Protocol):
         """Index, in rank order, of the chosen one among `feasible` nodes."""
         ...
 
+    def missed(self) -> None:
+        """No node is feasible for the pod (it is dropped)."""
+        ...
+
 
 @runtime_checkable
 class Observer(Protocol):
