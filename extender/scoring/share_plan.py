@@ -73,7 +73,7 @@ def plan_shared(node: NodeState, request: PodRequest, policy: ScoringPolicy, mix
     if refused is not None:
         return refused
     assert shares is not None
-    found = strand(mix, node.gpu_model, _memory(shares), node.cpu_free, shares.free, request)
+    found = strand(mix, node.gpu_model, _memory(shares), node.cpu_free, shares.free, request, node.memory_free)
     if found is None:
         most = max(range(len(shares.free)), key=shares.free.__getitem__)
         need = (
@@ -105,7 +105,7 @@ def plan_cpu_only(node: NodeState, request: PodRequest, policy: ScoringPolicy, m
     shares = node.shares
     if shares is None or shares.problem or not mix.pods:
         return Plan(True, "pod asks for no GPU: not judged")
-    found = strand(mix, node.gpu_model, _memory(shares), node.cpu_free, shares.free, request)
+    found = strand(mix, node.gpu_model, _memory(shares), node.cpu_free, shares.free, request, node.memory_free)
     assert found is not None
     reason = f"pod asks for no GPU; its {request.cpu_milli} milli-CPU strands {_strands(found)}"
     return Plan(True, reason, components=_components(shares, found, policy, gpu_pod=False), level=found.level)

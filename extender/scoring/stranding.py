@@ -1,9 +1,12 @@
 """What a placement strands: FGD's fragmentation of a node against the learned workload mix, and its change.
 
-For a node with free milli per GPU ``free`` and free CPU ``c``, each spec m of the mix (``workload``)
-finds the node's GPUs either usable or stranded (Weng et al., "Beware of Fragmentation", ATC'23):
+For a node with free milli per GPU ``free``, free CPU ``c`` and free memory ``r``, each spec m of the
+mix (``workload``) finds the node's GPUs either usable or stranded (Weng et al., "Beware of
+Fragmentation", ATC'23, with the node's memory added: FGD looks at CPU alone, but a node whose memory
+is used up strands its GPUs just as surely, and on the openb trace's nodes memory often runs out first):
 
-    f(n, m) = free milli on GPUs too small for m      when m fits (model allowed, enough CPU, GPUs)
+    f(n, m) = free milli on GPUs too small for m      when m fits (model allowed, enough CPU and
+                                                      memory, GPUs)
             = all free milli                          otherwise (and for a CPU-only m)
     F(n)    = Σ_m p_m f(n, m)                         in milli-GPU
     Δ       = F(n) − F(n after the placement)         (> 0: the placement strands less than it uses)
@@ -31,7 +34,8 @@ from extender.scoring.workload import Mix
 __all__ = ["NEUTRAL_LEVEL", "Strand", "class_key", "level", "strand"]
 
 NEUTRAL_LEVEL = 50  # int(100 × sigmoid(0)): the placement strands exactly what it uses
-_Entry = tuple[int, int, int, bool, float]  # (CPU class it needs, milli per GPU, GPUs, model allowed, p)
+# (CPU class it needs, memory class it needs, milli per GPU, GPUs, model allowed, p)
+_Entry = tuple[int, int, int, int, bool, float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +56,11 @@ def _entries(mix: Mix, model: str | None, memory_mib: int | None) -> tuple[_Entr
     key = ("entries", model, memory_mib)
     found = mix.cache.get(key)
     if found is None:
-        thresholds = _thresholds(mix)
+        cpus, memories = _thresholds(mix, "cpu"), _thresholds(mix, "memory")
         found = mix.cache[key] = tuple(
             (
-                bisect_right(thresholds, p.cpu_milli),
+                bisect_right(cpus, p.cpu_milli),
+                bisect_right(memories, p.memory_mib),
                 request_milli(p.share, memory_mib) if p.gpus else 0,
                 p.gpus,
                 p.allows(model),
@@ -66,24 +71,32 @@ def _entries(mix: Mix, model: str | None, memory_mib: int | None) -> tuple[_Entr
     return found
 
 
-def _thresholds(mix: Mix) -> list[int]:
-    found = mix.cache.get("cpu")
+def _thresholds(mix: Mix, resource: str) -> list[int]:
+    found = mix.cache.get(resource)
     if found is None:
-        found = mix.cache["cpu"] = sorted({p.cpu_milli for p in mix.pods})
+        needs = (p.cpu_milli if resource == "cpu" else p.memory_mib for p in mix.pods)
+        found = mix.cache[resource] = sorted(set(needs))
     return found
 
 
-def _cpu_class(mix: Mix, cpu_free: int | None) -> int:
-    """Which CPU needs of the mix the free CPU meets: all F looks at (unknown CPU meets every one)."""
-    thresholds = _thresholds(mix)
-    return len(thresholds) if cpu_free is None else bisect_right(thresholds, cpu_free)
+def _class(mix: Mix, resource: str, free: int | None) -> int:
+    """Which CPU (or memory) needs of the mix the free CPU (memory) meets: all F looks at (unknown
+    meets every one)."""
+    thresholds = _thresholds(mix, resource)
+    return len(thresholds) if free is None else bisect_right(thresholds, free)
 
 
-def _amount(entries: tuple[_Entry, ...], cpu_class: int, free: tuple[int, ...]) -> float:
+def _amount(entries: tuple[_Entry, ...], cpu_class: int, memory_class: int, free: tuple[int, ...]) -> float:
     total = sum(free)
     out = 0.0
-    for needs, milli, gpus, allowed, p in entries:
-        if not gpus or not allowed or needs > cpu_class or sum(1 for g in free if g >= milli) < gpus:
+    for cpu, memory, milli, gpus, allowed, p in entries:
+        if (
+            not gpus
+            or not allowed
+            or cpu > cpu_class
+            or memory > memory_class
+            or sum(1 for g in free if g >= milli) < gpus
+        ):
             out += p * total
         else:
             out += p * sum(g for g in free if g < milli)
@@ -91,23 +104,45 @@ def _amount(entries: tuple[_Entry, ...], cpu_class: int, free: tuple[int, ...]) 
 
 
 def fragmentation(
-    mix: Mix, model: str | None, memory_mib: int | None, cpu_free: int | None, free: tuple[int, ...]
+    mix: Mix,
+    model: str | None,
+    memory_mib: int | None,
+    cpu_free: int | None,
+    free: tuple[int, ...],
+    memory_free: int | None = None,
 ) -> float:
-    """F of a (hypothetical) node state, remembered on the mix by everything it depends on."""
-    cpu_class = _cpu_class(mix, cpu_free)
-    key = (model, memory_mib, cpu_class, tuple(sorted(free)))
+    """F of a (hypothetical) node state, remembered on the mix by everything it depends on
+    (``memory_mib``: of each GPU; ``memory_free``: the node's free memory)."""
+    cpu_class, memory_class = _class(mix, "cpu", cpu_free), _class(mix, "memory", memory_free)
+    key = (model, memory_mib, cpu_class, memory_class, tuple(sorted(free)))
     found = mix.cache.get(key)
     if found is None:
-        found = mix.cache[key] = _amount(_entries(mix, model, memory_mib), cpu_class, free)
+        found = mix.cache[key] = _amount(_entries(mix, model, memory_mib), cpu_class, memory_class, free)
     return found
 
 
 def class_key(
-    mix: Mix, model: str | None, memory_mib: int | None, cpu_free: int | None, cpu_asked: int, free: tuple[int, ...]
+    mix: Mix,
+    model: str | None,
+    memory_mib: int | None,
+    free: tuple[int, ...],
+    node: tuple[int | None, int | None],
+    asked: tuple[int, int],
 ) -> Hashable:
-    """What :func:`strand`'s level depends on: nodes with equal keys get equal levels for that request."""
-    after = None if cpu_free is None else cpu_free - cpu_asked
-    return (model, memory_mib, _cpu_class(mix, cpu_free), _cpu_class(mix, after), tuple(sorted(free)))
+    """What :func:`strand`'s level depends on: nodes with equal keys get equal levels for that request
+    (``node``: its free CPU and memory; ``asked``: the CPU and memory the request takes of them)."""
+    (cpu, memory), (cpu_asked, memory_asked) = node, asked
+    cpu_after = None if cpu is None else cpu - cpu_asked
+    memory_after = None if memory is None else memory - memory_asked
+    return (
+        model,
+        memory_mib,
+        _class(mix, "cpu", cpu),
+        _class(mix, "cpu", cpu_after),
+        _class(mix, "memory", memory),
+        _class(mix, "memory", memory_after),
+        tuple(sorted(free)),
+    )
 
 
 def strand(
@@ -117,17 +152,19 @@ def strand(
     cpu_free: int | None,
     free: tuple[int, ...],
     request: PodRequest,
+    memory_free: int | None = None,
 ) -> Strand | None:
-    """The placement of ``request`` on a node with this free CPU and GPUs; None when no GPU fits it."""
-    before = fragmentation(mix, model, memory_mib, cpu_free, free)
+    """The placement of ``request`` on a node with this free CPU, memory and GPUs; None when no GPU fits."""
+    before = fragmentation(mix, model, memory_mib, cpu_free, free, memory_free)
     cpu_after = None if cpu_free is None else cpu_free - request.cpu_milli
+    memory_after = None if memory_free is None else memory_free - request.memory_mib
     if not request.gpus:
-        delta = before - fragmentation(mix, model, memory_mib, cpu_after, free)
+        delta = before - fragmentation(mix, model, memory_mib, cpu_after, free, memory_after)
         return Strand((), free, delta, level(delta))
     milli = request_milli(request.share, memory_mib)
     taken = take_gpus(free, milli, request.gpus)
     if len(taken) < request.gpus:
         return None
     after = tuple(room - milli if i in taken else room for i, room in enumerate(free))
-    delta = before - fragmentation(mix, model, memory_mib, cpu_after, after)
+    delta = before - fragmentation(mix, model, memory_mib, cpu_after, after, memory_after)
     return Strand(taken, after, delta, level(delta))

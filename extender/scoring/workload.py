@@ -2,8 +2,8 @@
 
 A live scheduler does not know the pods to come. The advisor counts every pod it judges (once per pod)
 and every pod running in the cluster, by spec: CPU, GPU count, the share of each GPU (a whole GPU, a
-milli share or a memory share) and the models it allows; memory is not part of a spec. The mix is the
-specs seen, each weighed by its count, with three corrections (each measured on the openb traces):
+milli share or a memory share) and the models it allows. The mix is the specs seen, each weighed by
+its count, with three corrections (each measured on the openb traces):
 
 - the rarest 1 % of pods is left out (the specs that cover the last 1 % of the count): a spec seen a
   handful of times is noise, and its odd CPU need makes every node that falls below it look stranded,
@@ -14,6 +14,12 @@ specs seen, each weighed by its count, with three corrections (each measured on 
   milli a k-GPU pod can no longer use, which grows with k; weighing it per pod as well made the
   advisor keep whole 8-GPU boxes idle at the cost of strands elsewhere (by k: more strands on the
   multigpu traces; by 1: more than FGD; by 1/k: fewer).
+
+Each spec's share is then split over the node memory its pods asked (in proportion to their count), so
+stranding sees a node whose memory runs out before its GPUs do: on the openb nodes (4–5 GiB per core)
+pods asking 4+ GiB per core exhaust memory first, and neither FGD nor a CPU-only look counts the GPUs
+left behind (measured: 0.16 points fewer GPUs stranded on the default trace). Which specs are kept is
+decided on the specs themselves, before that split.
 
 Re-working the mix after every pod would make every remembered verdict stale at once, so it is renewed
 each time the count of pods seen doubles (1, 2, 4 … 2048), then every 2048 pods, and each renewal
@@ -48,6 +54,7 @@ class TypicalPod:
     gpus: int
     share: ShareRequest | None
     probability: float
+    memory_mib: int = 0  # of the node's memory: a node without it strands the GPUs for this spec too
 
     def allows(self, model: str | None) -> bool:
         if self.share is None or not (self.share.models or self.share.excluded_models):
@@ -101,7 +108,7 @@ def _most_common(counts: Mapping[_Key, int], share: float) -> set[_Key]:
     return common
 
 
-def _mix(version: int, counts: Counter[Spec]) -> Mix:
+def _mix(version: int, counts: Counter[Spec], memory: Mapping[Spec, Counter[int]]) -> Mix:
     """The specs kept as the module says, each with its weighed share: a typed spec (one naming GPU
     models) whose shape is among the rarest 5 % goes too: on a small sample such a spec is noise, and
     the models it names would weigh as if the cluster must keep them free for it (the gpuspec traces)."""
@@ -117,7 +124,18 @@ def _mix(version: int, counts: Counter[Spec]) -> Mix:
     }
     total = sum(weights.values())
     ordered = sorted(weights.items(), key=lambda item: -item[1])
-    return Mix(version, tuple(TypicalPod(cpu, gpus, share, w / total) for (cpu, gpus, share), w in ordered))
+    pods: list[TypicalPod] = []
+    for spec, weight in ordered:
+        cpu, gpus, share = spec
+        # The spec's share split over the node memory its pods asked, in proportion to their count.
+        for memory_mib, n in _by_count(memory.get(spec) or Counter({0: counts[spec]})):
+            pods.append(TypicalPod(cpu, gpus, share, weight / total * n / counts[spec], memory_mib))
+    return Mix(version, tuple(pods))
+
+
+def _by_count(memory: Counter[int]) -> list[tuple[int, int]]:
+    """A spec's memory figures, most common first (ties: the larger first), so the order is fixed."""
+    return sorted(memory.items(), key=lambda item: (-item[1], -item[0]))
 
 
 def _typed(spec: Spec) -> bool:
@@ -131,6 +149,7 @@ class MixLearner:
 
     def __init__(self, remember: int = 200_000) -> None:
         self._counts: Counter[Spec] = Counter()
+        self._memory: dict[Spec, Counter[int]] = {}
         self._seen: dict[Hashable, None] = {}
         self._remember = remember
         self._n = 0
@@ -150,15 +169,22 @@ class MixLearner:
                 for old in list(self._seen)[: self._remember // 2]:
                     del self._seen[old]
             self._seen[key] = None
-            self._counts[spec_of(request)] += 1
+            spec = spec_of(request)
+            self._counts[spec] += 1
+            self._memory.setdefault(spec, Counter())[request.memory_mib] += 1
             self._n = n = self._n + 1
             if n not in _FIRST_RENEWALS and n % _RENEW_EVERY:
                 return False
-            self.current = _mix(self.current.version + 1, self._counts)
+            self.current = _mix(self.current.version + 1, self._counts, self._memory)
             return True
 
 
 def learned_from(pods: Iterable[tuple[Hashable, PodRequest]]) -> Mix:
     """The mix of these pods at once (the running pods of a snapshot, for explain)."""
-    counts: Counter[Spec] = Counter(spec_of(request) for _, request in dict(pods).items())
-    return _mix(1, counts) if counts else NO_MIX
+    counts: Counter[Spec] = Counter()
+    memory: dict[Spec, Counter[int]] = {}
+    for request in dict(pods).values():
+        spec = spec_of(request)
+        counts[spec] += 1
+        memory.setdefault(spec, Counter())[request.memory_mib] += 1
+    return _mix(1, counts, memory) if counts else NO_MIX

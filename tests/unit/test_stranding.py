@@ -71,8 +71,60 @@ def test_whole_gpus_take_the_lowest_index_idle_ones() -> None:
 def test_nodes_with_equal_class_keys_get_equal_levels() -> None:
     request = PodRequest(gpus=1, share=share(500), cpu_milli=4000)
     a, b = (16000, (1000, 600, 500)), (15000, (500, 1000, 600))
-    assert class_key(MIX, "G2", None, a[0], 4000, a[1]) == class_key(MIX, "G2", None, b[0], 4000, b[1])
+    room = (4000, 0)  # what the request takes of the node's CPU and memory
+    assert class_key(MIX, "G2", None, a[1], (a[0], None), room) == class_key(MIX, "G2", None, b[1], (b[0], None), room)
     assert strand(MIX, "G2", None, *a, request).level == strand(MIX, "G2", None, *b, request).level  # type: ignore[union-attr]
+
+
+# A node's memory strands its GPUs as its CPU does: the 500-pods ask 32 GiB of it, the whole-GPU pods 8 GiB.
+MEMORY_MIX = Mix(3, (TypicalPod(4000, 1, share(500), 0.5, 32768), TypicalPod(4000, 1, None, 0.5, 8192)))
+
+
+@pytest.mark.parametrize(
+    ("memory", "expected"),
+    [
+        # 64 GiB free: both specs come; the 500-pods cannot use the 300, the whole-GPU pods the 800 and the 300
+        (65536, 0.5 * 300 + 0.5 * 1100),
+        # 16 GiB free: no 500-pod can come, so all 1100 is stranded for them; whole-GPU pods as before
+        (16384, 0.5 * 1100 + 0.5 * 1100),
+        # 4 GiB free: neither comes, everything is stranded for both
+        (4096, 0.5 * 1100 + 0.5 * 1100),
+        # unknown memory (a node that does not say) meets every memory need
+        (None, 0.5 * 300 + 0.5 * 1100),
+    ],
+)
+def test_a_node_without_the_memory_a_spec_asks_strands_all_its_free_milli_for_it(
+    memory: int | None, expected: float
+) -> None:
+    assert fragmentation(MEMORY_MIX, "G2", None, 16000, (800, 300), memory) == pytest.approx(expected)
+
+
+def test_a_pod_that_uses_up_a_nodes_memory_strands_what_its_gpus_leave() -> None:
+    # 40 GiB and two idle GPUs free: both specs fit with nothing stranded, F before = 0. A whole-GPU pod
+    # asking 36 GiB leaves 4 GiB, below both specs' needs, so the other idle GPU is stranded for both:
+    # F after = 0.5 × 1000 + 0.5 × 1000 = 1000, Δ = 0 − 1000
+    heavy = strand(MEMORY_MIX, "G2", None, 16000, (1000, 1000), PodRequest(gpus=1, memory_mib=36864), 40960)
+    assert heavy is not None and heavy.delta == pytest.approx(-1000) and heavy.level == level(-1000) == 26
+    # the same pod asking 4 GiB leaves 36 GiB: the other GPU serves both specs still, Δ = 0 − 0
+    light = strand(MEMORY_MIX, "G2", None, 16000, (1000, 1000), PodRequest(gpus=1, memory_mib=4096), 40960)
+    assert light is not None and light.delta == 0 and light.level == NEUTRAL_LEVEL
+
+
+def test_nodes_apart_only_in_which_memory_needs_they_meet_have_different_class_keys() -> None:
+    room = (1000, 4096)
+    rich = class_key(MEMORY_MIX, "G2", None, (1000, 1000), (16000, 65536), room)
+    also_rich = class_key(MEMORY_MIX, "G2", None, (1000, 1000), (16000, 40960), room)  # 36 GiB after: both fit
+    poor = class_key(MEMORY_MIX, "G2", None, (1000, 1000), (16000, 16384), room)  # 12 GiB after: 32 GiB fails
+    assert rich == also_rich != poor
+
+
+def test_the_learner_keeps_each_specs_memory_figures_apart_in_proportion() -> None:
+    learner = MixLearner()
+    asks = [PodRequest(gpus=1, cpu_milli=4000, memory_mib=m) for m in (8192, 8192, 8192, 16384)]
+    for n, request in enumerate(asks):
+        learner.observe(f"ns/p{n}", request)
+    # one spec (4 CPUs, a whole GPU) seen 4 times: 3 of 8 GiB, 1 of 16 GiB
+    assert [(p.memory_mib, p.probability) for p in learner.current.pods] == [(8192, 0.75), (16384, 0.25)]
 
 
 def test_the_learner_counts_each_pod_once_and_renews_as_the_count_doubles() -> None:

@@ -115,7 +115,8 @@ class AdvisorPolicy:
 
     def score(self, node: ReplayNode, pod: PodShape) -> int:
         """The node's rank for the pod, as the extender judges it."""
-        key = (pod, class_key(self._mix, node.model or None, None, node.cpu_free, pod.cpu_milli, node.gpus))
+        room, asked = (node.cpu_free, node.mem_free), (pod.cpu_milli, pod.memory_mib)
+        key = (pod, class_key(self._mix, node.model or None, None, node.gpus, room, asked))
         found = self._scores.get(key)
         if found is None:
             found = self._scores[key] = rank_score(self.verdict(node, pod))
