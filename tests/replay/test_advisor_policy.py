@@ -6,6 +6,7 @@ import pytest
 
 from extender.advice.replay.advisor_policy import ADVISOR_POLICIES, AdvisorPolicy, rank_score
 from extender.advice.replay.engine import replay
+from extender.advice.replay.policies import make_policy
 from extender.advice.replay.scorer import GpuChooser, Observer, RunContext, Scorer
 from extender.advice.replay.specs import ArrivalOrder, NodeSpec, Pod
 from extender.scoring.verdict import Verdict
@@ -72,3 +73,22 @@ def test_a_small_replay_places_every_pod_the_cluster_can_hold() -> None:
     result = replay(_NODES, order, AdvisorPolicy(), original_pods=order.pods)
     # the two halves share one G2 GPU, the pair takes the other G2 whole, the typed pod its T4, the 300 the G2 left
     assert result.placements[:4] == (0, 0, 1, 2) and result.dropped == 0
+
+
+def test_a_pod_is_kept_off_the_node_whose_memory_it_would_leave_too_small_for_the_pods_to_come() -> None:
+    # Pods ask one whole GPU and 32 GiB. Two nodes alike in CPU and GPUs (two idle each): on the 64 GiB one
+    # the pod leaves 32 GiB beside the other GPU, which the next such pod can use; on the 40 GiB one it
+    # leaves 8 GiB, so that GPU is stranded (F 0 -> 1000 milli, level 26). FGD, blind to memory, calls
+    # them equal and leaves it to the tie-break.
+    big = pod(4000, 1, 1000, mem=32768)
+    policy = AdvisorPolicy()
+    policy.prepare(_context([Pod("a", big)]))
+    policy.observe(Pod("a", big))
+    roomy, tight = node(32000, (1000, 1000), mem=65536), node(32000, (1000, 1000), mem=40960)
+    assert policy.verdict(tight, big).rank[0] == 26 and policy.verdict(roomy, big).rank[0] == 50
+    assert policy.score(roomy, big) > policy.score(tight, big)
+    # a replay on those two nodes, the tight one first in the tie-break: the pod goes to the roomy one
+    order = ArrivalOrder(1, (Pod("a", big),), (1, 0))
+    nodes = (NodeSpec("roomy", 32000, 65536, 2, "G2"), NodeSpec("tight", 32000, 40960, 2, "G2"))
+    assert replay(nodes, order, AdvisorPolicy(), original_pods=order.pods).placements == (0,)
+    assert replay(nodes, order, make_policy("FGD"), original_pods=order.pods).placements == (1,)  # the tie-break's
