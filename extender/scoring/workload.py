@@ -108,10 +108,16 @@ def _most_common(counts: Mapping[_Key, int], share: float) -> set[_Key]:
     return common
 
 
-def _mix(version: int, counts: Counter[Spec], memory: Mapping[Spec, Counter[int]]) -> Mix:
+def _mix(version: int, tally: Counter[tuple[Spec, int]]) -> Mix:
     """The specs kept as the module says, each with its weighed share: a typed spec (one naming GPU
     models) whose shape is among the rarest 5 % goes too: on a small sample such a spec is noise, and
-    the models it names would weigh as if the cluster must keep them free for it (the gpuspec traces)."""
+    the models it names would weigh as if the cluster must keep them free for it (the gpuspec traces).
+    ``tally`` counts pods by (spec, node memory asked)."""
+    counts: Counter[Spec] = Counter()
+    memory: dict[Spec, Counter[int]] = {}
+    for (spec, memory_mib), n in tally.items():  # specs in the order first seen, as the cut's ties want
+        counts[spec] += n
+        memory.setdefault(spec, Counter())[memory_mib] += n
     shapes: Counter[Hashable] = Counter()
     for spec, n in counts.items():
         shapes[_shape(spec)] += n
@@ -128,7 +134,7 @@ def _mix(version: int, counts: Counter[Spec], memory: Mapping[Spec, Counter[int]
     for spec, weight in ordered:
         cpu, gpus, share = spec
         # The spec's share split over the node memory its pods asked, in proportion to their count.
-        for memory_mib, n in _by_count(memory.get(spec) or Counter({0: counts[spec]})):
+        for memory_mib, n in _by_count(memory[spec]):
             pods.append(TypicalPod(cpu, gpus, share, weight / total * n / counts[spec], memory_mib))
     return Mix(version, tuple(pods))
 
@@ -148,8 +154,7 @@ class MixLearner:
     on the schedule above. Thread-safe: the HTTP edges and the cluster source both feed it."""
 
     def __init__(self, remember: int = 200_000) -> None:
-        self._counts: Counter[Spec] = Counter()
-        self._memory: dict[Spec, Counter[int]] = {}
+        self._tally: Counter[tuple[Spec, int]] = Counter()  # pods by (spec, node memory asked)
         self._seen: dict[Hashable, None] = {}
         self._remember = remember
         self._n = 0
@@ -169,22 +174,15 @@ class MixLearner:
                 for old in list(self._seen)[: self._remember // 2]:
                     del self._seen[old]
             self._seen[key] = None
-            spec = spec_of(request)
-            self._counts[spec] += 1
-            self._memory.setdefault(spec, Counter())[request.memory_mib] += 1
+            self._tally[(spec_of(request), request.memory_mib)] += 1
             self._n = n = self._n + 1
             if n not in _FIRST_RENEWALS and n % _RENEW_EVERY:
                 return False
-            self.current = _mix(self.current.version + 1, self._counts, self._memory)
+            self.current = _mix(self.current.version + 1, self._tally)
             return True
 
 
 def learned_from(pods: Iterable[tuple[Hashable, PodRequest]]) -> Mix:
     """The mix of these pods at once (the running pods of a snapshot, for explain)."""
-    counts: Counter[Spec] = Counter()
-    memory: dict[Spec, Counter[int]] = {}
-    for request in dict(pods).values():
-        spec = spec_of(request)
-        counts[spec] += 1
-        memory.setdefault(spec, Counter())[request.memory_mib] += 1
-    return _mix(1, counts, memory) if counts else NO_MIX
+    tally = Counter((spec_of(request), request.memory_mib) for request in dict(pods).values())
+    return _mix(1, tally) if tally else NO_MIX
