@@ -39,14 +39,13 @@ def _sample(folder: Path) -> tuple[tuple[NodeSpec, ...], ArrivalOrder]:
 
 
 class _Scheduler:
-    """kube-scheduler around the extender: NodeResourcesFit, filter, prioritize, ties to the smallest
-    rank (the replay's rule), then the binding goes into the cluster model."""
+    """kube-scheduler around the extender: NodeResourcesFit, filter, prioritize (whose top score is
+    always one node's: no tie is left to kube-scheduler), then the binding goes into the cluster model."""
 
-    def __init__(self, nodes: tuple[NodeSpec, ...], ranks: tuple[int, ...]) -> None:
+    def __init__(self, nodes: tuple[NodeSpec, ...]) -> None:
         self.objects = {
             s.name: replay_node_object(s.name, s.model, s.cpu_milli, s.memory_mib, s.gpu_count) for s in nodes
         }
-        self.rank = {s.name: r for s, r in zip(nodes, ranks, strict=True)}
         self.bound: dict[str, list[BoundPod]] = {name: [] for name in self.objects}
         self.state = ClusterState("wire-test")
         self.state.replace_all(node_state(obj, (), self.state.machines) for obj in self.objects.values())
@@ -63,7 +62,9 @@ class _Scheduler:
                 s["Host"]: s["Score"]
                 for s in self.api.post("/scheduler/prioritize", json={"Pod": pod, "NodeNames": names}).json()
             }
-            names = [min(names, key=lambda n: (-scores[n], self.rank[n]))]
+            top = max(scores.values())
+            names = [n for n in names if scores[n] == top]
+            assert len(names) == 1, f"kube-scheduler would break a tie among {names}"
         if not names:
             return None
         # Bound as the API server records it: the node, and when (the model replays shares in bind order).
@@ -90,7 +91,7 @@ def test_a_trace_slice_placed_through_the_http_extender_lands_exactly_where_the_
 
     in_process = replay(nodes, order, AdvisorPolicy(), original_pods=order.pods)
 
-    scheduler = _Scheduler(nodes, order.ranks)
+    scheduler = _Scheduler(nodes)
     index = {s.name: i for i, s in enumerate(nodes)}
     on_the_wire = []
     for pod in order.pods:
@@ -104,7 +105,7 @@ def test_a_trace_slice_placed_through_the_http_extender_lands_exactly_where_the_
 
 def test_the_http_scheduler_sees_the_pods_it_bound(traces: Path) -> None:  # noqa: F811
     nodes, order = _sample(traces)
-    scheduler = _Scheduler(nodes, order.ranks)
+    scheduler = _Scheduler(nodes)
     pod = next(p for p in order.pods if p.shape.is_sharing)
     placed = scheduler.place(replay_pod_object(pod.shape, pod.name), pod.shape.cpu_milli, pod.shape.memory_mib)
     assert placed is not None

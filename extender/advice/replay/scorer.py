@@ -80,3 +80,12 @@ class Observer(Protocol):
     def observe(self, pod: Pod) -> bool:
         """Return True when scores may have changed, so the engine drops what it memoised."""
         ...
+
+
+@runtime_checkable
+class NamedTies(Protocol):
+    """Breaks a tie among the best nodes as the live extender does (``extender.scoring.ranking.chosen``:
+    sorted by node name, the one at CRC-32 of the pod's name modulo their count), not by rank, so a
+    replay makes the choice a real kube-scheduler makes with the printed profile."""
+
+    names_break_ties: bool
