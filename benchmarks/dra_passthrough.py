@@ -1,4 +1,4 @@
-"""What a scheduler config without managedResources (``scheduler-config --dra``) costs: kube-scheduler
+"""What a scheduler config without managedResources (the printed default) costs: kube-scheduler
 then asks the advisor about every pod, so a pod that wants no GPU must pass through cheaply.
 
     python benchmarks/dra_passthrough.py [--nodes 1000] [--calls 2000]

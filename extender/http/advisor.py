@@ -187,7 +187,7 @@ class Advisor:
         remembered): a reply made from them may be reused while it holds."""
         if not request.wants_gpu and not request.cpu_milli:
             # Never judged (every node passes, whatever the cluster does), so a reply holds for good:
-            # without managedResources (``scheduler-config --dra``) every pod of the cluster comes here.
+            # without managedResources (the printed default) every pod of the profile comes here.
             return 0.0
         mix = self.learner.current
         if not request.wants_gpu and not (request.cpu_milli and mix.pods):

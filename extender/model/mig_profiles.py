@@ -1,6 +1,6 @@
 """The MIG profiles each MIG-capable GPU offers, as NVIDIA documents them: one table, read by the
 admission rules ("use 3g.40gb"), the scheduling model (a slice's memory) and the scheduler config
-(``managedResources``, printed by ``gpu-advisor scheduler-config``).
+(``managedResources``, printed by ``gpu-advisor scheduler-config --managed-resources``).
 
 Source: NVIDIA's Multi-Instance GPU User Guide, "Supported MIG Profiles" (A30, A100 40/80 GB, H100,
 H100 NVL/94 GB, H100 96 GB/GH200, H200, B200), and the default ``mig-parted`` configuration the GPU

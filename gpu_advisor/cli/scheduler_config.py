@@ -1,9 +1,30 @@
-"""``gpu-advisor scheduler-config``: the kube-scheduler configuration that calls the advisor.
+"""``gpu-advisor scheduler-config``: the kube-scheduler configuration under which it binds where the advisor would.
 
-kube-scheduler calls an extender only for pods that ask for one of its ``managedResources``: a MIG
-profile missing from that list is never seen by the advisor. So the list is generated from the one MIG
-profile table (``extender.model.mig_profiles``), and ``manifests/scheduler/config.yaml`` is this
-command's output (a test holds them equal): ``gpu-advisor scheduler-config > manifests/scheduler/config.yaml``.
+Three rules of kube-scheduler (v1.36) decide whether the advisor's pick is the pod's node, and the printed
+profile sets each of them:
+
+1. **Which pods reach the extender.** An extender with ``managedResources`` is asked only about pods whose
+   containers or init containers request or limit one of them (``pkg/scheduler/extender.go``,
+   ``IsInterested``); annotations never count. Pods sharing GPUs in the Alibaba convention (annotations),
+   HAMi's and Aliyun's memory resources, and DRA claims would never be seen, and kube-scheduler, which counts
+   no annotation, would over-commit their GPUs. So by default there is no ``managedResources``: every pod of
+   the profile is asked about, and a pod that wants no GPU is passed through on a path that judges nothing.
+   ``--managed-resources`` prints the list (whole GPUs, MIG, AMD) for a scheduler shared with other work.
+2. **How the extender's score is weighed.** Each score plugin gives 0-100 times its weight; the extender's 0-10
+   is multiplied by its weight and by 10 (``MaxNodeScore / MaxExtenderPriority``). The weight printed is the
+   smallest at which one wire point outweighs all that the profile's enabled score plugins can add together
+   (``outweighing``). The advisor's wire scores give exactly one node the top score (``ranking.crown``), so
+   kube-scheduler binds there.
+3. **Which nodes are scored.** ``percentageOfNodesToScore`` below 100 makes kube-scheduler stop after a share
+   of feasible nodes (5 % in large clusters); 100 asks the advisor about all of them.
+
+And should the advisor be down (the extender is ``ignorable``), the profile packs rather than spreads: the
+spreading plugins are off (NodeResourcesBalancedAllocation; PodTopologySpread's system default constraints,
+while constraints a pod declares still hold) and NodeResourcesFit scores MostAllocated.
+
+``manifests/scheduler/config.yaml`` and the Helm chart's ``files/scheduler-config.yaml`` are this command's
+output, ``files/scheduler-config-managed.yaml`` its output with ``--managed-resources`` (a test holds them
+equal).
 """
 
 from __future__ import annotations
@@ -15,32 +36,43 @@ from extender.model.gpu_vendor import AMD
 from extender.model.mig_profiles import all_profiles
 from extender.model.pods import GPU_RESOURCE, MIG_PREFIX
 
-__all__ = ["managed_resources", "register", "scheduler_config"]
+__all__ = [
+    "DEFAULT_SCORE_PLUGINS",
+    "OFF_IN_PROFILE",
+    "managed_resources",
+    "outweighing",
+    "register",
+    "scheduler_config",
+]
 
-_HEAD = """\
-# A second scheduler whose only profile, `gpu-advisor`, asks the advisor about every pod that requests
-# nvidia.com/gpu or a MIG slice, amd.com/gpu or an AMD partition. The same `extenders:` entry can be added
-# to an existing scheduler.
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-leaderElection:
-  leaderElect: true
-  resourceNamespace: gpu-advisor
-  resourceName: gpu-advisor-scheduler
-profiles:
-  - schedulerName: gpu-advisor
-extenders:
-  - urlPrefix: "{url}"
-    filterVerb: filter
-    prioritizeVerb: prioritize
-    weight: {weight}  # extender scores are 0-10; kube-scheduler multiplies by weight × 10
-    enableHTTPS: false
-    nodeCacheCapable: true  # names in, names out: the advisor keeps its own model of every node
-    ignorable: true  # if the advisor is down, schedule as if it did not exist
-    httpTimeout: 2s
-    managedResources:  # every MIG profile NVIDIA documents: `gpu-advisor scheduler-config`
-"""
 DEFAULT_URL = "http://gpu-advisor.gpu-advisor.svc:8080/scheduler"
+MAX_NODE_SCORE = 100  # framework.MaxNodeScore
+MAX_EXTENDER_PRIORITY = 10  # extenderv1.MaxExtenderPriority
+
+# kube-scheduler v1.36's default plugins that score, with their weights
+# (``pkg/scheduler/apis/config/v1/default_plugins.go``; a plugin given no weight scores with weight 1).
+# VolumeBinding scores only with the StorageCapacityScoring gate and DynamicResources only for prioritized
+# device lists; both are counted, so the weight printed holds either way.
+DEFAULT_SCORE_PLUGINS: dict[str, int] = {
+    "TaintToleration": 3,
+    "NodeAffinity": 2,
+    "NodeResourcesFit": 1,
+    "VolumeBinding": 1,
+    "PodTopologySpread": 2,
+    "InterPodAffinity": 2,
+    "DynamicResources": 1,
+    "NodeResourcesBalancedAllocation": 1,
+    "ImageLocality": 1,
+}
+# Off in the printed profile: it favours the node whose CPU and memory are most evenly used, which spreads.
+OFF_IN_PROFILE = ("NodeResourcesBalancedAllocation",)
+
+
+def outweighing(plugins: dict[str, int]) -> int:
+    """The smallest extender weight at which one wire point (weight × 10) is worth more than the most that
+    these score plugins together can add (each weight × 100)."""
+    most = sum(plugins.values()) * MAX_NODE_SCORE
+    return most // (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY) + 1
 
 
 def managed_resources() -> tuple[str, ...]:
@@ -49,26 +81,86 @@ def managed_resources() -> tuple[str, ...]:
     return (GPU_RESOURCE, *(MIG_PREFIX + p for p in all_profiles()), AMD.resource, *PARTITION_RESOURCES)
 
 
-# kube-scheduler skips an extender with managedResources for a pod that asks for none of them, and a
-# pod that asks for GPUs only through a DRA ResourceClaim asks for none: it is never seen (captured
-# from kube-scheduler v1.36). Without the list the advisor is asked about every pod, and passes pods
-# that want no GPU through unjudged.
-_DRA_TAIL = """\
-    # No managedResources: pods that ask for GPUs through DRA ResourceClaims carry no nvidia.com/gpu
-    # count, and kube-scheduler would not call the advisor for them. Pods wanting no GPU pass unjudged.
+ENABLED = {name: weight for name, weight in DEFAULT_SCORE_PLUGINS.items() if name not in OFF_IN_PROFILE}
+DEFAULT_WEIGHT = outweighing(ENABLED)
+
+_TEMPLATE = """\
+# A second scheduler whose only profile, `gpu-advisor`, binds each pod where the advisor ranks best.
+# Printed by `gpu-advisor scheduler-config`; what each setting is for:
+#  - percentageOfNodesToScore 100: every feasible node is scored (below 100, large clusters score 5 %).
+#  - extender weight {weight}: one point of the advisor's 0-10 counts {point} (weight x 10), more than
+#    the {most} that the enabled score plugins can add together, and the advisor gives exactly one node
+#    its top score, so kube-scheduler binds there.
+#  - {managed_note}
+#  - if the advisor is down (ignorable), the profile packs: NodeResourcesFit scores MostAllocated,
+#    NodeResourcesBalancedAllocation is off, and PodTopologySpread adds no system default spreading
+#    (constraints a pod declares still hold).
+# To add the advisor to an existing profile instead, copy its percentageOfNodesToScore, plugins and
+# pluginConfig there, and the extenders entry: then every pod of that profile is asked about.
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: true
+  resourceNamespace: gpu-advisor
+  resourceName: gpu-advisor-scheduler
+profiles:
+  - schedulerName: gpu-advisor
+    percentageOfNodesToScore: 100
+    plugins:
+      score:
+        disabled:
+{disabled}
+    pluginConfig:
+      - name: NodeResourcesFit
+        args:
+          scoringStrategy:
+            type: MostAllocated
+            resources:
+              - {{name: cpu, weight: 1}}
+              - {{name: memory, weight: 1}}
+      - name: PodTopologySpread
+        args:
+          defaultConstraints: []
+          defaultingType: List
+extenders:
+  - urlPrefix: "{url}"
+    filterVerb: filter
+    prioritizeVerb: prioritize
+    weight: {weight}
+    enableHTTPS: false
+    nodeCacheCapable: true  # names in, names out: the advisor keeps its own model of every node
+    ignorable: true  # if the advisor is down, schedule as if it did not exist
+    httpTimeout: 2s
 """
+_EVERY_POD = (
+    "no managedResources: every pod of the profile reaches the advisor, whatever convention it asks GPUs\n"
+    "#    in (whole GPUs, MIG, AMD, DRA claims, Alibaba annotations, HAMi, Aliyun); pods wanting no GPU pass."
+)
+_LISTED = (
+    "managedResources: only pods requesting one of these reach the advisor; GPU shares by annotation,\n"
+    "#    HAMi and Aliyun memory resources and DRA claims do not (admission warns about such pods)."
+)
 
 
-def scheduler_config(url: str = DEFAULT_URL, weight: int = 5, dra: bool = False) -> str:
-    head = _HEAD.format(url=url, weight=weight)
-    if dra:
-        return head.removesuffix(_HEAD.splitlines(keepends=True)[-1]) + _DRA_TAIL
-    lines = [f"      - {{name: {name}, ignoredByScheduler: false}}" for name in managed_resources()]
-    return head + "\n".join(lines) + "\n"
+def scheduler_config(url: str = DEFAULT_URL, weight: int = DEFAULT_WEIGHT, managed: bool = False) -> str:
+    disabled = "\n".join(f"          - name: {name}" for name in OFF_IN_PROFILE)
+    most = sum(ENABLED.values()) * MAX_NODE_SCORE
+    text = _TEMPLATE.format(
+        url=url,
+        weight=weight,
+        point=weight * MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY,
+        most=most,
+        disabled=disabled,
+        managed_note=_LISTED if managed else _EVERY_POD,
+    )
+    if managed:
+        text += "    managedResources:\n"
+        text += "".join(f"      - {{name: {name}, ignoredByScheduler: false}}\n" for name in managed_resources())
+    return text
 
 
 def _print(args: argparse.Namespace) -> int:
-    print(scheduler_config(args.url, args.weight, args.dra), end="")
+    print(scheduler_config(args.url, args.weight, args.managed_resources), end="")
     return 0
 
 
@@ -77,18 +169,28 @@ def _weight(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 1 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"{value} is not between 1 and 100")
+    if not 1 <= value <= 100_000:
+        raise argparse.ArgumentTypeError(f"{value} is not between 1 and 100000")
     return value
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     config = commands.add_parser(
-        "scheduler-config", help="print the kube-scheduler configuration that calls the advisor (all MIG profiles)"
+        "scheduler-config", help="print the kube-scheduler configuration that binds where the advisor ranks best"
     )
     url_help = f"the advisor's /scheduler URL prefix (default {DEFAULT_URL})"
     config.add_argument("--url", default=DEFAULT_URL, help=url_help)
-    config.add_argument("--weight", type=_weight, default=5, help="the extender's weight, 1-100 (default 5)")
-    dra_help = "no managedResources, so pods asking for GPUs only through DRA ResourceClaims are seen too"
-    config.add_argument("--dra", action="store_true", help=dra_help)
+    weight_help = (
+        f"the extender's weight (default {DEFAULT_WEIGHT}: one wire point outweighs every enabled score plugin;"
+        " lower lets kube-scheduler's own plugins overrule the advisor)"
+    )
+    config.add_argument("--weight", type=_weight, default=DEFAULT_WEIGHT, help=weight_help)
+    managed_help = (
+        "list managedResources (whole GPUs, MIG, AMD): only pods requesting them reach the advisor; pods"
+        " sharing GPUs by annotation, HAMi/Aliyun resources and DRA claims then never do"
+    )
+    which = config.add_mutually_exclusive_group()
+    which.add_argument("--managed-resources", action="store_true", help=managed_help)
+    dra_help = "no longer needed (the default has no managedResources, so DRA pods are seen); kept for scripts"
+    which.add_argument("--dra", action="store_true", help=dra_help)
     config.set_defaults(handler=_print)

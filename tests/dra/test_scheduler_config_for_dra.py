@@ -1,4 +1,5 @@
-"""Pods that ask for GPUs only through DRA claims reach the advisor only without managedResources."""
+"""Pods that ask for GPUs only through DRA claims reach the advisor only without managedResources: the
+default now; ``--managed-resources`` (and the chart's ``scheduler.managedResources``) lists them."""
 
 from __future__ import annotations
 
@@ -14,22 +15,22 @@ def _extender(text: str) -> dict[str, object]:
     return extender
 
 
-def test_the_default_config_names_every_gpu_resource_so_dra_only_pods_are_skipped() -> None:
-    names = [r["name"] for r in _extender(scheduler_config())["managedResources"]]  # type: ignore[attr-defined]
-    assert names == list(managed_resources())
+def test_the_default_config_has_no_managed_resources_so_dra_only_pods_are_seen() -> None:
+    assert "managedResources" not in _extender(scheduler_config())
 
 
-def test_the_dra_config_drops_managed_resources_and_keeps_everything_else() -> None:
-    plain, dra = _extender(scheduler_config()), _extender(scheduler_config(dra=True))
-    assert "managedResources" not in dra
-    assert {k: v for k, v in plain.items() if k != "managedResources"} == dra
-    assert dra["ignorable"] is True  # a down advisor must not stop every pod of the cluster now
+def test_the_managed_config_adds_the_list_and_keeps_everything_else() -> None:
+    plain, managed = _extender(scheduler_config()), _extender(scheduler_config(managed=True))
+    assert [r["name"] for r in managed["managedResources"]] == list(managed_resources())  # type: ignore[attr-defined]
+    assert {k: v for k, v in managed.items() if k != "managedResources"} == plain
+    assert plain["ignorable"] is True  # a down advisor must not stop every pod of the profile
 
 
-def test_the_chart_drops_managed_resources_when_dra_is_set() -> None:
+def test_the_chart_lists_managed_resources_only_when_asked() -> None:
     def extender(values: dict[str, object]) -> dict[str, object]:
         (config_map,) = [d for d in render(values) if d["metadata"]["name"] == "gpu-advisor-scheduler-config"]
         return _extender(config_map["data"]["config.yaml"])
 
-    assert "managedResources" in extender({})
+    assert "managedResources" not in extender({})
     assert "managedResources" not in extender({"scheduler": {"dra": True}})
+    assert "managedResources" in extender({"scheduler": {"managedResources": True}})

@@ -22,8 +22,8 @@ def test_the_scheduler_profile_calls_the_advisor_service_on_routes_that_exist(re
     assert extender["filterVerb"] == "filter" and extender["prioritizeVerb"] == "prioritize"
     assert extender["nodeCacheCapable"] is True and extender["ignorable"] is True
     assert "bindVerb" not in extender, "binding stays with kube-scheduler"
-    names = {r["name"] for r in extender["managedResources"]}
-    assert "nvidia.com/gpu" in names and "nvidia.com/mig-1g.5gb" in names
+    # Every pod of the profile reaches the advisor (no managedResources), every feasible node is scored.
+    assert "managedResources" not in extender and config["profiles"][0]["percentageOfNodesToScore"] == 100
 
 
 def test_the_advisor_runs_two_replicas_with_probes_and_a_disruption_budget(rendered: list[dict[str, Any]]) -> None:

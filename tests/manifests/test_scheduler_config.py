@@ -1,5 +1,6 @@
-"""The shipped scheduler configuration is what ``gpu-advisor scheduler-config`` prints, and it hands the
-advisor every pod that asks for a MIG profile NVIDIA documents."""
+"""The shipped scheduler configuration is what ``gpu-advisor scheduler-config`` prints, and under it a real
+kube-scheduler binds where the advisor ranks best: every pod reaches the advisor, every node is scored, and
+one point of the advisor's score outweighs every enabled score plugin."""
 
 from __future__ import annotations
 
@@ -11,20 +12,76 @@ from fastapi.testclient import TestClient
 
 from extender.model.mig_profiles import all_profiles
 from gpu_advisor.cli import main
-from gpu_advisor.cli.scheduler_config import managed_resources, scheduler_config
+from gpu_advisor.cli.scheduler_config import (
+    DEFAULT_SCORE_PLUGINS,
+    DEFAULT_WEIGHT,
+    OFF_IN_PROFILE,
+    managed_resources,
+    outweighing,
+    scheduler_config,
+)
 
-SHIPPED = Path(__file__).parents[2] / "manifests" / "scheduler" / "config.yaml"
+MANIFESTS = Path(__file__).parents[2] / "manifests"
+SHIPPED = MANIFESTS / "scheduler" / "config.yaml"
+CHART_FILES = MANIFESTS / "helm" / "gpu-advisor" / "files"
 
 
-def test_the_shipped_config_is_the_commands_output(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_shipped_configs_are_the_commands_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["scheduler-config"]) == 0
     printed = capsys.readouterr().out
     assert printed == scheduler_config()
     assert SHIPPED.read_text() == printed, "run: gpu-advisor scheduler-config > manifests/scheduler/config.yaml"
+    assert (CHART_FILES / "scheduler-config.yaml").read_text() == printed
+    managed = (CHART_FILES / "scheduler-config-managed.yaml").read_text()
+    assert managed == scheduler_config(managed=True), (
+        "run: gpu-advisor scheduler-config --managed-resources > manifests/helm/gpu-advisor/files/scheduler-config-managed.yaml"
+    )
 
 
-def test_every_mig_profile_of_the_table_is_a_managed_resource() -> None:
-    (extender,) = yaml.safe_load(SHIPPED.read_text())["extenders"]
+def test_by_default_every_pod_of_the_profile_reaches_the_advisor_and_every_node_is_scored() -> None:
+    config = yaml.safe_load(SHIPPED.read_text())
+    (extender,) = config["extenders"]
+    (profile,) = config["profiles"]
+    # No managedResources: kube-scheduler's IsInterested is then true for every pod (annotation shares,
+    # HAMi and Aliyun resources, DRA claims included).
+    assert "managedResources" not in extender
+    assert profile["schedulerName"] == "gpu-advisor" and profile["percentageOfNodesToScore"] == 100
+    assert extender["ignorable"] is True and extender["nodeCacheCapable"] is True
+
+
+@pytest.mark.parametrize(
+    ("plugins", "weight"),
+    [
+        # v1.36's defaults less NodeResourcesBalancedAllocation: 3+2+1+1+2+2+1+1 = 13, × 100 = 1300 at most;
+        # weight 131 makes a wire point worth 1310; 130 only 1300, a tie.
+        ({k: v for k, v in DEFAULT_SCORE_PLUGINS.items() if k not in OFF_IN_PROFILE}, 131),
+        # all nine defaults: 14 × 100 = 1400 → 141
+        (DEFAULT_SCORE_PLUGINS, 141),
+        # NodeResourcesFit alone: 100 → 11 (110 > 100)
+        ({"NodeResourcesFit": 1}, 11),
+        # the measured trap: weight 5 is 50 a point, less than NodeResourcesFit + BalancedAllocation's 200
+        ({"NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 1}, 21),
+    ],
+)
+def test_the_weight_printed_makes_one_wire_point_outweigh_the_enabled_plugins(
+    plugins: dict[str, int], weight: int
+) -> None:
+    assert outweighing(plugins) == weight
+    assert weight * 10 > sum(plugins.values()) * 100 >= (weight - 1) * 10
+
+
+def test_the_profile_packs_and_its_weight_is_the_outweighing_one() -> None:
+    config = yaml.safe_load(SHIPPED.read_text())
+    (profile,) = config["profiles"]
+    assert profile["plugins"]["score"]["disabled"] == [{"name": "NodeResourcesBalancedAllocation"}]
+    args = {c["name"]: c["args"] for c in profile["pluginConfig"]}
+    assert args["NodeResourcesFit"]["scoringStrategy"]["type"] == "MostAllocated"
+    assert args["PodTopologySpread"] == {"defaultConstraints": [], "defaultingType": "List"}
+    assert config["extenders"][0]["weight"] == DEFAULT_WEIGHT == 131
+
+
+def test_managed_resources_lists_every_mig_profile_of_the_table() -> None:
+    (extender,) = yaml.safe_load(scheduler_config(managed=True))["extenders"]
     names = [r["name"] for r in extender["managedResources"]]
     assert names == list(managed_resources()) and len(names) == len(set(names))
     assert {f"nvidia.com/mig-{p}" for p in all_profiles()} <= set(names)
@@ -40,7 +97,15 @@ def test_url_and_weight_can_be_chosen_and_bad_weights_are_refused(capsys: pytest
     assert config["extenders"][0]["weight"] == 3
     with pytest.raises(SystemExit) as exited:
         main(["scheduler-config", "--weight", "0"])
-    assert exited.value.code == 2 and "0 is not between 1 and 100" in capsys.readouterr().err
+    assert exited.value.code == 2 and "0 is not between 1 and 100000" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main(["scheduler-config", "--dra", "--managed-resources"])
+    assert exited.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+def test_dra_is_still_accepted_and_prints_the_default(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["scheduler-config", "--dra"]) == 0
+    assert capsys.readouterr().out == scheduler_config()
 
 
 def test_a_pod_asking_for_an_a30_slice_is_judged_by_the_extender(api: TestClient) -> None:
