@@ -33,9 +33,7 @@ def test_the_shipped_configs_are_the_commands_output(capsys: pytest.CaptureFixtu
     assert SHIPPED.read_text() == printed, "run: gpu-advisor scheduler-config > manifests/scheduler/config.yaml"
     assert (CHART_FILES / "scheduler-config.yaml").read_text() == printed
     managed = (CHART_FILES / "scheduler-config-managed.yaml").read_text()
-    assert managed == scheduler_config(managed=True), (
-        "run: gpu-advisor scheduler-config --managed-resources > manifests/helm/gpu-advisor/files/scheduler-config-managed.yaml"
-    )
+    assert managed == scheduler_config(managed=True), "run: gpu-advisor scheduler-config --managed-resources > …"
 
 
 def test_by_default_every_pod_of_the_profile_reaches_the_advisor_and_every_node_is_scored() -> None:
