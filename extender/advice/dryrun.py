@@ -101,10 +101,7 @@ def dry_run(
             filtered=[],
             findings=findings,
         )
-    # A Pod's name crowns one of the equally best nodes, as kube-scheduler will be told
-    # (``ranking.crown``); a workload's pods get names only when made, so their ties stay ties here.
-    tie = name if kind == "Pod" else None
-    ranked, filtered = _judged(request, template.get("spec") or {}, nodes, telemetry, policy, now, memo, mix, tie)
+    ranked, filtered = _judged(request, template.get("spec") or {}, nodes, telemetry, policy, now, memo, mix)
     return DryRunAnswer(
         pod=label,
         request=request.describe(),
@@ -138,7 +135,6 @@ def _judged(
     now: float,
     memo: VerdictMemo | None,
     mix: Mix,
-    tie: str | None,
 ) -> tuple[list[RankedNode], list[FilteredNode]]:
     """Eligibility (selectors, taints) first, then the advisor's filter and score, best first."""
     filtered: list[FilteredNode] = []
@@ -150,7 +146,7 @@ def _judged(
         else:
             filtered.append(FilteredNode(node=node_name, stage="eligibility", reason=why, unresolvable=True))
     ranked: list[RankedNode] = []
-    for v in judge_all(request, eligible, nodes, telemetry, policy, now, memo, mix=mix, tie=tie):
+    for v in judge_all(request, eligible, nodes, telemetry, policy, now, memo, mix=mix):
         if v.fits:
             gpus = list(v.gpus) if v.gpus is not None else None
             ranked.append(RankedNode(node=v.node, score=v.score, gpus=gpus, reason=v.reason, breakdown=v.breakdown))

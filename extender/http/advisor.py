@@ -21,7 +21,7 @@ from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
 from extender.scoring.standing import standing_requests
 from extender.scoring.workload import MixLearner
 
-__all__ = ["MAX_BODY_BYTES", "MAX_CANDIDATES", "Advisor", "Metrics", "pod_key", "pod_name"]
+__all__ = ["MAX_BODY_BYTES", "MAX_CANDIDATES", "Advisor", "Metrics", "pod_key"]
 
 log = logging.getLogger(__name__)
 
@@ -32,14 +32,6 @@ def pod_key(pod: Mapping[str, Any]) -> str:
     meta = pod.get("metadata")
     meta = meta if isinstance(meta, Mapping) else {}  # an admitted pod always has one; a hostile body may not
     return f"{meta.get('namespace', 'default')}/{meta.get('name', '')}"
-
-
-def pod_name(pod: Mapping[str, Any]) -> str:
-    """The pod's name, which crowns one of the advisor's best nodes for it (``ranking.crown``); "" when
-    the body has none (a hostile or hand-made body: then the first best node by name)."""
-    meta = pod.get("metadata")
-    name = meta.get("name", "") if isinstance(meta, Mapping) else ""
-    return name if isinstance(name, str) else ""
 
 
 MAX_BODY_BYTES = 64 * 1024 * 1024  # a nocache NodeList of 5,000 nodes with managedFields fits

@@ -21,9 +21,8 @@ from typing import NamedTuple
 
 from extender.model.pods import PodRequest
 from extender.scoring import Verdict
-from extender.scoring.ranking import Crown
 
-__all__ = ["FilterParts", "ReplyFragments", "WholeReplies", "crowned"]
+__all__ = ["FilterParts", "ReplyFragments", "WholeReplies"]
 
 FilterParts = tuple[list[str], list[str], list[str]]  # passed names, failed entries, unresolvable entries
 
@@ -199,7 +198,6 @@ class _Whole:
     version: float
     reply: bytes
     counts: tuple[int, ...]  # what the reply says, for the metrics (filter: passed, failed, unresolvable)
-    crown: Crown | None = None  # prioritize: the best nodes, all at ``low`` in ``reply``, one to raise per pod
 
 
 class WholeReplies:
@@ -220,30 +218,10 @@ class WholeReplies:
         return last
 
     def keep(
-        self,
-        verb: str,
-        request: PodRequest,
-        names: list[str],
-        version: float | None,
-        reply: bytes,
-        *counts: int,
-        crown: Crown | None = None,
+        self, verb: str, request: PodRequest, names: list[str], version: float | None, reply: bytes, *counts: int
     ) -> None:
         if version is None:
             return
         if len(self._last) >= self._max_requests:
             self._last.clear()
-        self._last[(verb, request)] = _Whole(names, version, reply, counts, crown)
-
-
-def crowned(reply: bytes, crown: Crown | None, pod_name: str) -> bytes:
-    """A prioritize reply made with every best node at ``crown.low``, with this pod's chosen node raised
-    to ``crown.top`` (``ranking.crown``): one splice, so a cached reply serves every pod of its shape."""
-    if crown is None:
-        return reply
-    name = encode_basestring_ascii(crown.winner(pod_name))
-    entry = f'{{"Host":{name},"Score":{crown.low}}}'.encode()
-    at = reply.find(entry)
-    if at < 0:  # cannot happen for a reply made with this crown; never crown a node not in it
-        return reply
-    return b"".join((reply[:at], f'{{"Host":{name},"Score":{crown.top}}}'.encode(), reply[at + len(entry) :]))
+        self._last[(verb, request)] = _Whole(names, version, reply, counts)

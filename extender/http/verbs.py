@@ -19,16 +19,15 @@ from pydantic import ValidationError
 
 from extender.cluster.dra_view import pod_through_claims
 from extender.errors import MalformedInput, validation_problems
-from extender.http.advisor import Advisor, pod_key, pod_name
+from extender.http.advisor import Advisor, pod_key
 from extender.http.candidates import CandidateLists
 from extender.http.offloop import BIG_CALL_NODES, Lane
 from extender.http.pod_requests import PodRequests
-from extender.http.replies import ReplyFragments, WholeReplies, crowned
+from extender.http.replies import ReplyFragments, WholeReplies
 from extender.http.requests import BadRequest, parse_json
 from extender.http.wire import ExtenderArgs, extender_args
 from extender.model.pods import PodRequest
 from extender.scoring import Verdict
-from extender.scoring.ranking import lowered
 
 __all__ = ["Answer", "SchedulerVerbs"]
 
@@ -175,18 +174,14 @@ class SchedulerVerbs:
         self, args: ExtenderArgs, names: list[str], sent: dict[str, dict[str, Any]], pod: PodRequest
     ) -> bytes:
         version = self._version(args, pod)
-        name = pod_name(args.pod)
         last = self.whole.reuse("prioritize", pod, names, version)
         if last is not None:
-            return crowned(last.reply, last.crown, name)
+            return last.reply
 
         def judge() -> bytes:
-            # The reply is made for the pod shape (every best node one below the top) and kept; each
-            # pod then has its own best node raised (``ranking.crown``).
-            verdicts, crown = lowered(self.advisor.judge(pod, names, sent))
-            reply = self.fragments.priorities(pod, verdicts).encode()
-            self.whole.keep("prioritize", pod, names, version, reply, crown=crown)
-            return crowned(reply, crown, name)
+            reply = self.fragments.priorities(pod, self.advisor.judge(pod, names, sent)).encode()
+            self.whole.keep("prioritize", pod, names, version, reply)
+            return reply
 
         return await self.lane.run(judge, big=len(names) > BIG_CALL_NODES)
 

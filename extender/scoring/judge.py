@@ -26,7 +26,7 @@ from extender.scoring.memo import PlanKey, Shape, VerdictMemo, keep
 from extender.scoring.node_verdict import plan_of, verdict_of
 from extender.scoring.plan import as_planned
 from extender.scoring.policy import ScoringPolicy
-from extender.scoring.ranking import crown, on_the_wire
+from extender.scoring.ranking import on_the_wire
 from extender.scoring.verdict import Verdict
 from extender.scoring.workload import NO_MIX, Mix
 
@@ -48,7 +48,6 @@ def judge_all(
     placer: Placer | None = None,
     mix: Mix = NO_MIX,
     ranked: bool = True,
-    tie: str | None = None,
 ) -> list[Verdict]:
     """Verdicts for every candidate node of one pod, in order; ``nodes`` maps names to what is known.
 
@@ -57,9 +56,7 @@ def judge_all(
     name: a steady cluster costs a lookup per node. ``placer`` is the placement engine to ask (the
     cluster model's, so nodes of one machine type share its work); without one, a fresh engine. ``mix``
     is the learned workload the stranding term weighs against. Scores go out as ``ranking`` says;
-    ``ranked=False`` leaves them as worked out, for a caller that reads no score (filter). ``tie``: the
-    pod's name, to crown one of the best nodes as kube-scheduler will be told (``ranking.crown``); None
-    leaves every best node at the top score (the extender crowns per pod on its cached reply).
+    ``ranked=False`` leaves them as worked out, for a caller that reads no score (filter).
     """
     if not request.wants_gpu and not (request.cpu_milli and mix.pods):
         return [Verdict(name, True, "pod asks for no GPU: not judged", score=0) for name in names]
@@ -83,9 +80,7 @@ def judge_all(
                 keep(node, shape, (verdict, valid_until))
     # The clique term reads other nodes (where a group's members are): applied after the memo, never kept.
     verdicts = toward_clique(request, verdicts, nodes)
-    if not ranked:
-        return verdicts
-    return on_the_wire(verdicts) if tie is None else crown(on_the_wire(verdicts), tie)
+    return on_the_wire(verdicts) if ranked else verdicts
 
 
 _Made = list[tuple[NodeState, Verdict, float, bool]]  # (node, verdict, valid until, newly worked out)
@@ -213,7 +208,7 @@ def evaluate(
     now: float,
     mix: Mix = NO_MIX,
 ) -> Verdict:
-    """The verdict and score of one candidate node for one pod (alone: nothing to crown)."""
+    """The verdict and score of one candidate node for one pod."""
     nodes = {name: node} if node is not None else {}
     return judge_all(request, [name], nodes, telemetry, policy, now, mix=mix)[0]
 

@@ -45,12 +45,10 @@ def test_a_4_gpu_pod_is_filtered_and_ranked_with_reasons(api: TestClient) -> Non
 def test_pods_without_gpus_pass_untouched(api: TestClient) -> None:
     reply = api.post("/scheduler/filter", json=args({"cpu": "1"})).json()
     assert reply["NodeNames"] == SIMULATED and reply["FailedNodes"] == {} and reply["Error"] == ""
-    # Every node equal for a CPU pod here (it strands nothing anywhere): the rule crowns one, so the
-    # scheduler binds where the replay would: sorted names, CRC-32 of "p" (0x82079EB1 = 2181537457)
-    # mod 6 = 1, the second: dgx1-v100-a.
+    # Every node equal for a CPU pod here: one is raised to 1, the first in tie order (smallest CRC-32 of
+    # its name: dgx1-v100-b's 36378989), so kube-scheduler binds where the replay would.
     scores = {h["Host"]: h["Score"] for h in api.post("/scheduler/prioritize", json=args({"cpu": "1"})).json()}
-    assert sorted(SIMULATED)[1] == "dgx1-v100-a"
-    assert scores == {name: int(name == "dgx1-v100-a") for name in SIMULATED}
+    assert scores == {name: int(name == "dgx1-v100-b") for name in SIMULATED}
 
 
 def test_interconnect_nvlink_rejects_the_pcie_node_in_failed_and_unresolvable(api: TestClient) -> None:

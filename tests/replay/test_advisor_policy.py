@@ -12,10 +12,11 @@ from extender.advice.replay.specs import ArrivalOrder, NodeSpec, Pod
 from extender.scoring.verdict import Verdict
 from tests.replay.conftest import node, pod
 
+# In tie order (CRC-32 of the name): g2-b 600603587, g2-a 3133483641, t4-a 4242845370.
 _NODES = (
-    NodeSpec("n0", 32000, 1 << 17, 2, "G2"),
-    NodeSpec("n1", 32000, 1 << 17, 2, "G2"),
-    NodeSpec("n2", 8000, 1 << 16, 1, "T4"),
+    NodeSpec("g2-a", 32000, 1 << 17, 2, "G2"),
+    NodeSpec("g2-b", 32000, 1 << 17, 2, "G2"),
+    NodeSpec("t4-a", 8000, 1 << 16, 1, "T4"),
 )
 
 
@@ -71,8 +72,8 @@ def test_a_small_replay_places_every_pod_the_cluster_can_hold() -> None:
     shapes = [pod(4000, 1, 500), pod(4000, 1, 500), pod(4000, 2, 1000), pod(2000, 1, 700, "T4"), pod(4000, 1, 300)]
     order = ArrivalOrder(1, tuple(Pod(f"p{i}", s) for i, s in enumerate(shapes)), (0, 1, 2))
     result = replay(_NODES, order, AdvisorPolicy(), original_pods=order.pods)
-    # the two halves share one G2 GPU, the pair takes the other G2 whole, the typed pod its T4, the 300 the G2
-    # left. The two empty G2s tie for the first pod: by name (n0, n1), CRC-32 of "p0" is odd, so n1.
+    # the two halves share one G2 GPU (g2-b: the two G2s tie for the first, g2-b first in tie order), the pair
+    # takes the other G2 whole, the typed pod its T4, the 300 the G2 left
     assert result.placements[:4] == (1, 1, 0, 2) and result.dropped == 0
 
 

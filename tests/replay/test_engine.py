@@ -43,19 +43,17 @@ def test_equal_scores_go_to_the_smallest_rank_and_unplaceable_pods_are_dropped()
 
 
 class _NamedTies(_Constant):
-    """Every node alike, ties broken as the live extender crowns (``ranking.chosen``)."""
+    """Every node alike, ties broken as the live extender breaks them (``ranking.tie_order``)."""
 
     names_break_ties = True
 
 
-def test_a_policy_breaking_ties_by_name_takes_the_node_the_live_rule_crowns() -> None:
+def test_a_policy_breaking_ties_by_name_follows_the_tie_order_not_the_runs_ranks() -> None:
     nodes = (NodeSpec("c", 8000, 64, 2, "G2"), NodeSpec("a", 8000, 64, 2, "G2"), NodeSpec("b", 8000, 64, 2, "G2"))
-    order = _order([pod(1000, 1, 1000)] * 5, ranks=(0, 1, 2))
+    order = _order([pod(1000, 1, 1000)] * 5, ranks=(2, 1, 0))
     result = replay(nodes, order, _NamedTies(), original_pods=order.pods)
-    # In name order (a, b, c) = nodes (1, 2, 0); CRC-32 of p0..p4: 1212111781, 1060662067, 2788244105,
-    # 3509979679, 1330814908. p0, p1: mod 3 = 1, b (node 2), now full; p2, p3: mod 2 = 1 of (a, c), c (node 0),
-    # now full; p4: a (node 1), whatever the ranks say.
-    assert result.placements == (2, 2, 0, 0, 1)
+    # CRC-32: "c" 112844655 < "b" 1908338681 < "a" 3904355907, so c, c, b, b, a whatever the ranks say
+    assert result.placements == (0, 0, 2, 2, 1)
 
 
 class _Learner:

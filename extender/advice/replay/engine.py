@@ -1,6 +1,7 @@
 """The replay loop: every pod once, in order; score every feasible node; max score wins, ties to the
-smallest rank (or, for a policy that breaks ties by name as the live extender does, ``NamedTies``, to the
-node ``ranking.chosen`` names); place; drop the pod when no node fits (no queue, no retry, no departures).
+smallest rank (for a policy that breaks ties as the live extender does, ``NamedTies``, the rank is the
+node's place in ``ranking.tie_order`` instead of the run's); place; drop the pod when no node fits (no
+queue, no retry, no departures).
 
 Speed comes from never re-scoring a node that did not change: for each pod shape the engine keeps
 the current score of every feasible node in a lazy max-heap, and before using it re-scores only the
@@ -28,7 +29,7 @@ from extender.advice.replay.scorer import (
 )
 from extender.advice.replay.specs import MILLI, ArrivalOrder, NodeSpec, Pod, PodShape
 from extender.advice.replay.workload import Workload
-from extender.scoring.ranking import chosen
+from extender.scoring.ranking import tie_order
 
 _MEMO_LIMIT = 400_000  # entries; dropped wholesale beyond this, to bound memory on long runs
 
@@ -59,10 +60,6 @@ class _View:
     heap: list[tuple[int, int, int, int]] = field(default_factory=list)  # (-score, rank, node, version)
     ranked: list[tuple[int, int]] = field(default_factory=list)  # (rank, node), only for NodePickers
     cursor: int = 0  # position in the change log this view has caught up with
-    # NamedTies only: the nodes at each score by their place in name order, and the scores (negated) as
-    # a lazy heap; the best group is then at hand whole, for the rule to pick from.
-    groups: dict[int, list[int]] = field(default_factory=dict)
-    levels: list[int] = field(default_factory=list)
 
 
 class _Cluster:
@@ -73,17 +70,16 @@ class _Cluster:
             raise ValueError(f"{len(ranks)} ranks for {len(nodes)} nodes")
         self.states: list[NodeState] = [initial_state(spec) for spec in nodes]
         self.ranks = list(ranks)
+        if isinstance(scorer, NamedTies) and scorer.names_break_ties:
+            in_tie_order = sorted(range(len(nodes)), key=lambda i: tie_order(nodes[i].name))
+            for place_, node in enumerate(in_tie_order):
+                self.ranks[node] = place_
         self.versions = [0] * len(nodes)
         self.changed: list[int] = []
         self.views: dict[PodShape, _View] = {}
         self.memo: dict[tuple[NodeState, PodShape], int | None] = {}
         self.scorer = scorer
         self.keep_ranked = isinstance(scorer, NodePicker)
-        self.by_name = isinstance(scorer, NamedTies) and scorer.names_break_ties
-        self.in_name_order = sorted(range(len(nodes)), key=lambda i: nodes[i].name)
-        self.name_place = [0] * len(nodes)
-        for place_, node in enumerate(self.in_name_order):
-            self.name_place[node] = place_
 
     def forget(self) -> None:
         """Drop every memoised score (the scorer said its scores changed)."""
@@ -103,11 +99,6 @@ class _Cluster:
     def _rescore(self, view: _View, node: int, pod: PodShape) -> None:
         old = view.scores.pop(node, None)
         new = self._score(node, pod)
-        if self.by_name:
-            self._regroup(view, node, old, new)
-            if new is not None:
-                view.scores[node] = new
-            return
         if new is not None:
             view.scores[node] = new
             heapq.heappush(view.heap, (-new, self.ranks[node], node, self.versions[node]))
@@ -117,32 +108,6 @@ class _Cluster:
                 del view.ranked[bisect_left(view.ranked, entry)]
             else:
                 insort(view.ranked, entry)
-
-    def _regroup(self, view: _View, node: int, old: int | None, new: int | None) -> None:
-        at = self.name_place[node]
-        if old is not None:
-            left = view.groups[old]
-            del left[bisect_left(left, at)]
-            if not left:
-                del view.groups[old]
-        if new is not None:
-            joined = view.groups.get(new)
-            if joined is None:
-                view.groups[new] = [at]
-                heapq.heappush(view.levels, -new)
-            else:
-                insort(joined, at)
-
-    def best_by_name(self, view: _View, pod_name: str) -> int:
-        """The node the live rule crowns among the best-scoring feasible ones."""
-        levels, groups = view.levels, view.groups
-        while -levels[0] not in groups:
-            heapq.heappop(levels)
-        if len(levels) > 4 * len(groups) + 64:  # mostly stale levels: rebuild
-            levels[:] = [-score for score in groups]
-            heapq.heapify(levels)
-        group = groups[-levels[0]]
-        return self.in_name_order[group[chosen(len(group), pod_name)]]
 
     def view(self, pod: PodShape) -> _View:
         """The up-to-date view for a shape."""
@@ -168,15 +133,13 @@ class _Cluster:
         self.changed.append(node)
 
 
-def _winner(cluster: _Cluster, view: _View, pod: Pod) -> int:
+def _winner(cluster: _Cluster, view: _View) -> int:
     """The chosen node for the pod of this view, or -1 when none is feasible."""
     scorer = cluster.scorer
     if not view.scores:
         if isinstance(scorer, NodePicker):
             scorer.missed()
         return -1
-    if cluster.by_name:
-        return cluster.best_by_name(view, pod.name)
     if isinstance(scorer, NodePicker):
         return view.ranked[scorer.pick(len(view.ranked))][1]
     if isinstance(scorer, Normalising) and not scorer.preserves_argmax:
@@ -218,7 +181,7 @@ def replay(
         if observer is not None and observer.observe(pod):
             cluster.forget()
         shape = pod.shape
-        node = _winner(cluster, cluster.view(shape), pod)
+        node = _winner(cluster, cluster.view(shape))
         if node >= 0:
             state = place(cluster.states[node], shape, _gpu_for(scorer, cluster.states[node], shape))
             cluster.update(node, state)

@@ -84,8 +84,8 @@ class Observer(Protocol):
 
 @runtime_checkable
 class NamedTies(Protocol):
-    """Breaks a tie among the best nodes as the live extender does (``extender.scoring.ranking.chosen``:
-    sorted by node name, the one at CRC-32 of the pod's name modulo their count), not by rank, so a
-    replay makes the choice a real kube-scheduler makes with the printed profile."""
+    """Breaks a tie among the best nodes as the live extender does (``extender.scoring.ranking.tie_order``:
+    the smallest CRC-32 of the node's name), not by the run's ranks, so a replay makes the choice a real
+    kube-scheduler makes with the printed profile."""
 
     names_break_ties: bool
