@@ -33,11 +33,15 @@ __all__ = ["HELD", "UNSTEERED", "held_refusal", "ranked_below", "steer"]
 # Taken off the stranding level of a set that holds a memory-held GPU (levels run 0–100, the clique
 # term adds 1000): it then ranks below every set that holds none, whatever else it scores.
 HELD = 10_000.0
-UNSTEERED = "NVIDIA's device plugin picks the set by its own best-effort policy: the advisor predicts it, cannot steer it"
+UNSTEERED = (
+    "NVIDIA's device plugin picks the set by its own best-effort policy: the advisor predicts it, cannot steer it"
+)
 _AVOID = "avoid held GPUs"  # node.memo key part of a plan chosen without some GPUs
 
 
-def held_refusal(node: NodeState, key: PlanKey, gpus: tuple[int, ...], held: tuple[int, ...], board: TelemetryBoard) -> str | None:
+def held_refusal(
+    node: NodeState, key: PlanKey, gpus: tuple[int, ...], held: tuple[int, ...], board: TelemetryBoard
+) -> str | None:
     """Why this set cannot take the pod (a held GPU has less memory left than the pod needs); None
     when the pod says nothing of its memory, or what it needs fits what each held GPU has left."""
     need = memory_need(key.request)

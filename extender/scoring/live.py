@@ -131,10 +131,10 @@ class LiveReadings:
         return moved
 
     def headroom(self, node: NodeState, gpus: tuple[int, ...], now: float, full: Callable[[], Headroom]) -> Headroom:
-        """(value, note, valid until, the memory-held ones among them) of these GPUs, worked out once per node per GPU set per refresh
-        that moved it. Every GPU with a fresh reading and no leftover process: straight from the
-        marks (the note is then the plain "live headroom N%"); otherwise ``full()`` (the full look,
-        ``headroom.headroom``)."""
+        """(value, note, valid until, the memory-held ones among them) of these GPUs, worked out once
+        per node per GPU set per refresh that moved it. Every GPU with a fresh reading: straight from
+        the marks (the note is the plain "live headroom N%" unless some hold VRAM while free by
+        allocation); otherwise ``full()`` (the full look, ``headroom.headroom``)."""
         found = self._marks.get(node.name)
         if found is None or found[1] is not node or not gpus:
             return full()

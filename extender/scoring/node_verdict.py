@@ -66,7 +66,8 @@ def judged(
     alt, alt_room, around = steered
     # The note on the GPUs passed over is the first look's; the verdict holds while both looks do.
     verdict, until = verdict_of(node, name, shape, alt, now, alt_room, around)
-    verdict.reason = f"{verdict.reason}; steered around {room[1]}"
+    gpus = "GPUs " + ",".join(map(str, around)) if len(around) > 1 else f"GPU {around[0]}"
+    verdict.reason = f"{verdict.reason}; steered around memory-held {gpus}: {room[1]}"
     return verdict, min(until, room[2])
 
 

@@ -90,8 +90,8 @@ def test_a_free_gpu_holding_vram_gets_the_full_look_s_note_from_the_marks() -> N
         quick, full = live.headroom(node, gpus, NOW, lambda: never), headroom(node, gpus, board, policy, NOW)
         assert quick[:2] == full[:2] and quick[3] == full[3] == (3,), gpus  # GPU 3 is memory-held in each
     # (2, 3): GPU 2 min(0.80, 15/16) = 0.80, GPU 3 min(0.95, 4/16) = 0.25 → (0.80 + 0.25) / 2 = 0.525
-    value, note, _, held = live.headroom(node, (2, 3), NOW, lambda: never)
-    assert value == (0.8 + 0.25) / 2 and note.startswith("GPU 3 is") and "12" in note and held == (3,)
+    value, note, _, marked = live.headroom(node, (2, 3), NOW, lambda: never)
+    assert value == (0.8 + 0.25) / 2 and note.startswith("GPU 3 is") and "12" in note and marked == (3,)
 
 
 def test_alike_nodes_share_a_plan_and_alike_shapes_share_the_verdict() -> None:
