@@ -60,7 +60,9 @@ def judged(
 
     look = room_of or full
     room = look(found)
-    steered = steer(node, shape.plan_key, found, room, placer, look) if room[3] else None
+    if not room[3]:  # no memory-held GPU in the set: nothing to steer around
+        return verdict_of(node, name, shape, found, now, room)
+    steered = steer(node, shape.plan_key, found, room, placer, look)
     if steered is None:
         return verdict_of(node, name, shape, found, now, room)
     alt, alt_room, around = steered
