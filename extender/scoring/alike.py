@@ -26,7 +26,7 @@ from extender.placement import Placer
 from extender.scoring.headroom import headroom
 from extender.scoring.live import LiveReadings
 from extender.scoring.memo import PlanKey, Shape
-from extender.scoring.node_verdict import Headroom, keep, plan_for, verdict_of
+from extender.scoring.node_verdict import Headroom, judged, keep, plan_for, verdict_of
 from extender.scoring.plan import Plan, memory_matters
 from extender.scoring.verdict import Verdict
 
@@ -240,10 +240,14 @@ class Work:
         found = self.plan(node)
         if not found.fits:
             return verdict_of(node, name, self.shape, found, self.now)[0], float("inf")
-        shape, now, gpus = self.shape, self.now, found.telemetry_gpus
+        shape, now, live = self.shape, self.now, self.live
 
-        def full() -> Headroom:
-            return headroom(node, gpus, shape.telemetry, shape.policy, now)
+        def room_of(p: Plan) -> Headroom:
+            gpus = p.telemetry_gpus
 
-        room = self.live.headroom(node, gpus, now, full) if self.live is not None else full()
-        return verdict_of(node, name, shape, found, now, room)[0], room[2]
+            def full() -> Headroom:
+                return headroom(node, gpus, shape.telemetry, shape.policy, now)
+
+            return live.headroom(node, gpus, now, full) if live is not None else full()
+
+        return judged(node, name, shape, found, now, self.placer, room_of)

@@ -15,13 +15,15 @@ __all__ = ["headroom"]
 
 def headroom(
     node: NodeState, gpus: tuple[int, ...], telemetry: TelemetryBoard | None, policy: ScoringPolicy, now: float
-) -> tuple[float, str, float]:
-    """(value in [0, 1], a short note, until when this holds). Unknown or stale readings are neutral."""
+) -> tuple[float, str, float, tuple[int, ...]]:
+    """(value in [0, 1], a short note, until when this holds, the GPUs among them free by allocation
+    whose VRAM is held all the same: ``held``). Unknown or stale readings are neutral."""
     forever = float("inf")
     if telemetry is None or node.topology is None or not gpus:
-        return 0.5, "no telemetry", forever
+        return 0.5, "no telemetry", forever, ()
     values: list[float] = []
     notes: list[str] = []
+    held: list[int] = []
     stale: list[float] = []
     valid_until = forever
     holders = node.holders
@@ -45,17 +47,18 @@ def headroom(
             parts.append(1.0 - used_share)
             if used_share >= policy.orphan_memory_share and g not in holders and node.sharing == "whole GPU":
                 notes.append(gpu_use(g, reading, None).text)  # free by allocation, yet in use
+                held.append(g)
         if parts:
             values.append(min(parts))
     if not values:
         if stale:
-            return 0.5, f"telemetry stale ({max(stale):.0f} s)", valid_until
+            return 0.5, f"telemetry stale ({max(stale):.0f} s)", valid_until, ()
         seen = [t for t in (telemetry.last_seen(node.name, node.topology.gpu(g)) for g in gpus) if t is not None]
         if seen:
-            return 0.5, f"no telemetry since {format_time(max(seen))}", valid_until
-        return 0.5, "no telemetry for these GPUs", valid_until
+            return 0.5, f"no telemetry since {format_time(max(seen))}", valid_until, ()
+        return 0.5, "no telemetry for these GPUs", valid_until, ()
     value = sum(values) / len(values)
     note = "; ".join(notes) if notes else f"live headroom {value:.0%}"
     if stale:
         note += f"; {len(stale)} GPU readings stale ({max(stale):.0f} s)"
-    return value, note, valid_until
+    return value, note, valid_until, tuple(held)

@@ -23,7 +23,7 @@ from extender.placement import Placer
 from extender.scoring.alike import Signature, Work, signature
 from extender.scoring.cliques import toward_clique
 from extender.scoring.memo import PlanKey, Shape, VerdictMemo, keep
-from extender.scoring.node_verdict import plan_of, verdict_of
+from extender.scoring.node_verdict import judged, plan_of
 from extender.scoring.plan import as_planned
 from extender.scoring.policy import ScoringPolicy
 from extender.scoring.ranking import on_the_wire
@@ -114,7 +114,10 @@ def _twins(
     twins = cast(list[Verdict], list(map(bare[1].get, wanted)))
     same = list(map(and_, map(is_not, twins, repeat(None)), holds))
     for j in compress(range(len(missing)), same):
-        verdicts[missing[j]] = twins[j]
+        if twins[j].held:  # judged with a memory-held GPU: the pod's VRAM may refuse it (``held``)
+            same[j] = False
+        else:
+            verdicts[missing[j]] = twins[j]
     return list(compress(wanted, same)), list(compress(twins, same))
 
 
@@ -156,12 +159,13 @@ def _worker(
             made.append((node, hit[0], hit[1], False))
             return hit[0]  # type: ignore[no-any-return]
         holds = bare_get is not None and work.twin_holds(node)
-        if holds and (same := bare_get(name)) is not None:  # type: ignore[misc]
+        # A verdict judged with a memory-held GPU is no twin's: the pod's VRAM may refuse that set.
+        if holds and (same := bare_get(name)) is not None and not same.held:  # type: ignore[misc]
             made.append((node, same, bare_until, False))  # the table keeps it; the node state need not
             return same
         verdict, valid_until = work.judge(node, name)
         made.append((node, verdict, valid_until, True))
-        if holds:
+        if holds and not verdict.held:
             bare_made.append((node, verdict, valid_until, False))
         return verdict
 
@@ -220,6 +224,6 @@ def judge_node(node: NodeState, name: str, shape: Shape, placer: Placer, now: fl
     hit = node.memo.get(shape)
     if hit is not None and now < hit[1]:
         return hit  # type: ignore[no-any-return]
-    found = verdict_of(node, name, shape, plan_of(node, shape.plan_key, placer), now)
+    found = judged(node, name, shape, plan_of(node, shape.plan_key, placer), now, placer)
     keep(node, shape, found)
     return found

@@ -25,7 +25,7 @@ from extender.scoring.policy import ScoringPolicy
 __all__ = ["THRESHOLD", "LiveReadings", "marks"]
 
 THRESHOLD = 0.05
-Headroom = tuple[float, str, float]  # value, note, valid until
+Headroom = tuple[float, str, float, tuple[int, ...]]  # value, note, valid until, memory-held GPUs among them
 _NO_READING, _STALE, _ORPHAN = -1.0, -2.0, 10.0
 _NO_ORPHANS: dict[int, float] = {}  # shared, never written
 _Marks = tuple[
@@ -131,10 +131,10 @@ class LiveReadings:
         return moved
 
     def headroom(self, node: NodeState, gpus: tuple[int, ...], now: float, full: Callable[[], Headroom]) -> Headroom:
-        """(value, note, valid until) of these GPUs, worked out once per node per GPU set per refresh
-        that moved it. Every GPU with a fresh reading and no leftover process: straight from the
-        marks (the note is then the plain "live headroom N%"); otherwise ``full()`` (the full look,
-        ``headroom.headroom``)."""
+        """(value, note, valid until, the memory-held ones among them) of these GPUs, worked out once
+        per node per GPU set per refresh that moved it. Every GPU with a fresh reading: straight from
+        the marks (the note is the plain "live headroom N%" unless some hold VRAM while free by
+        allocation); otherwise ``full()`` (the full look, ``headroom.headroom``)."""
         found = self._marks.get(node.name)
         if found is None or found[1] is not node or not gpus:
             return full()
@@ -147,7 +147,10 @@ class LiveReadings:
             # The same sum, in the same order, as headroom.headroom: the same float, the same note.
             value = sum(values) / len(values)
             held = [g for g in gpus if g in orphans] if orphans else None
-            hit = (value, self._held_note(node, held) if held else f"live headroom {value:.0%}", found[2])
+            if held:
+                hit = (value, self._held_note(node, held), found[2], tuple(held))
+            else:
+                hit = (value, f"live headroom {value:.0%}", found[2], ())
         else:
             hit = full()
         if len(found[4]) > 64:

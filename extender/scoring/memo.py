@@ -32,7 +32,10 @@ MEMO_TABLES = 24  # pod shapes whose tables are kept: a 5,000-node table and its
 
 def _used(verdict: Verdict, moved: frozenset[int] | None) -> bool:
     """Did this verdict read telemetry of these GPUs (None: of any)? A set it hands out is what its
-    headroom reads; a time-sliced node's verdict names no set and reads them all."""
+    headroom reads; a time-sliced node's verdict names no set and reads them all; the memory-held
+    GPUs it was judged with (``held``: refused for, or steered around) were read too."""
+    if verdict.held and (moved is None or not moved.isdisjoint(verdict.held)):
+        return True
     if not verdict.fits:
         return False
     return moved is None or verdict.gpus is None or not moved.isdisjoint(verdict.gpus)

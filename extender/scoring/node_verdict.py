@@ -1,12 +1,16 @@
 """One node's verdict for one pod shape: its plan (placement, or a shared GPU, or CPU only), then its
-live headroom, blended into the 0–10 score with the one-line reason. Remembered on the node state."""
+live headroom, blended into the 0–10 score with the one-line reason; a set that holds a GPU whose
+memory something holds is refused, steered or ranked below (``held``). Remembered on the node state."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from extender.cluster.state import NodeState
 from extender.placement import Placer
 from extender.scoring.formula import blend
 from extender.scoring.headroom import headroom
+from extender.scoring.held import HELD, held_refusal, ranked_below, steer
 from extender.scoring.live import Headroom
 from extender.scoring.memo import PlanKey, Shape, keep
 from extender.scoring.plan import Plan, plan
@@ -14,7 +18,7 @@ from extender.scoring.share_plan import plan_cpu_only, plan_shared
 from extender.scoring.stranding import NEUTRAL_LEVEL
 from extender.scoring.verdict import Verdict
 
-__all__ = ["Headroom", "keep", "plan_for", "plan_of", "verdict_of"]
+__all__ = ["Headroom", "judged", "keep", "plan_for", "plan_of", "verdict_of"]
 
 
 def plan_of(node: NodeState, key: PlanKey, placer: Placer) -> Plan:
@@ -36,18 +40,74 @@ def plan_for(node: NodeState, key: PlanKey, placer: Placer) -> Plan:
     return plan(node, request, key.policy, placer)
 
 
-def verdict_of(
-    node: NodeState, name: str, shape: Shape, plan: Plan, now: float, room: Headroom | None = None
+def judged(
+    node: NodeState,
+    name: str,
+    shape: Shape,
+    found: Plan,
+    now: float,
+    placer: Placer,
+    room_of: Callable[[Plan], Headroom] | None = None,
 ) -> tuple[Verdict, float]:
-    """The verdict and until when it holds; ``room``: the headroom, if already worked out."""
+    """The verdict of a plan and until when it holds, steered off memory-held GPUs where the policy
+    lets the advisor choose the set (``held.steer``); ``room_of``: a plan's headroom (default: the
+    full look, ``headroom.headroom``)."""
+    if not found.fits:
+        return verdict_of(node, name, shape, found, now)[0], float("inf")
+
+    def full(p: Plan) -> Headroom:
+        return headroom(node, p.telemetry_gpus, shape.telemetry, shape.policy, now)
+
+    look = room_of or full
+    room = look(found)
+    if not room[3]:  # no memory-held GPU in the set: nothing to steer around
+        return verdict_of(node, name, shape, found, now, room)
+    steered = steer(node, shape.plan_key, found, room, placer, look)
+    if steered is None:
+        return verdict_of(node, name, shape, found, now, room)
+    alt, alt_room, around = steered
+    # The note on the GPUs passed over is the first look's; the verdict holds while both looks do.
+    verdict, until = verdict_of(node, name, shape, alt, now, alt_room, around)
+    gpus = "GPUs " + ",".join(map(str, around)) if len(around) > 1 else f"GPU {around[0]}"
+    verdict.reason = f"{verdict.reason}; steered around memory-held {gpus}: {room[1]}"
+    return verdict, min(until, room[2])
+
+
+def verdict_of(
+    node: NodeState,
+    name: str,
+    shape: Shape,
+    plan: Plan,
+    now: float,
+    room: Headroom | None = None,
+    around: tuple[int, ...] = (),
+) -> tuple[Verdict, float]:
+    """The verdict and until when it holds; ``room``: the headroom, if already worked out; ``around``:
+    the memory-held GPUs the plan was chosen without."""
     if not plan.fits:
         return Verdict(name, False, plan.reason, unresolvable=plan.unresolvable), float("inf")
-    value, note, valid_until = room or headroom(node, plan.telemetry_gpus, shape.telemetry, shape.policy, now)
+    value, note, valid_until, held = room or headroom(node, plan.telemetry_gpus, shape.telemetry, shape.policy, now)
     components = {**plan.components, "headroom": value} if plan.components else {}
     if not components:  # a pod that asks no GPU, on a node that cannot inform its stranding
         return Verdict(name, True, plan.reason, score=0, rank=(NEUTRAL_LEVEL, 0.0)), valid_until
+    gpus = plan.gpus or ()
+    if held and shape.telemetry is not None:
+        refused = held_refusal(node, shape.plan_key, gpus, held, shape.telemetry)
+        if refused is not None:  # not for good: the memory may be freed (the verdict is forgotten then)
+            return Verdict(name, False, refused, held=held), valid_until
+        note = f"{note}; {ranked_below(shape.plan_key, len(gpus))}"
     value = blend(components, shape.weights, shape.total_weight)
     score = max(0, min(10, round(10 * value)))
-    rank = (float(NEUTRAL_LEVEL if plan.level is None else plan.level), value)
-    verdict = Verdict(name, True, f"{plan.reason}; {note}", score, gpus=plan.gpus, breakdown=components, rank=rank)
+    level = float(NEUTRAL_LEVEL if plan.level is None else plan.level)
+    rank = (level - HELD if held else level, value)
+    verdict = Verdict(
+        name,
+        True,
+        f"{plan.reason}; {note}",
+        score,
+        gpus=plan.gpus,
+        breakdown=components,
+        rank=rank,
+        held=held or around,
+    )
     return verdict, valid_until

@@ -44,7 +44,11 @@ def gib(mib: float) -> str:
     return f"{mib / _GIB:.0f} GiB" if mib >= _GIB else f"{mib:.0f} MiB"
 
 
-def plan(node: NodeState, request: PodRequest, policy: ScoringPolicy, placer: Placer) -> Plan:
+def plan(
+    node: NodeState, request: PodRequest, policy: ScoringPolicy, placer: Placer, avoid: frozenset[int] = frozenset()
+) -> Plan:
+    """``avoid``: free GPUs the set may not include (their VRAM is held: ``held``), on a node with a
+    known wiring; they still count as free for packing, as the kubelet counts them."""
     if request.other and (partitioned := _plan_partitions(node, request, policy)) is not None:
         return partitioned
     if request.mig and not request.gpus:
@@ -53,7 +57,7 @@ def plan(node: NodeState, request: PodRequest, policy: ScoringPolicy, placer: Pl
     counted = _refusal(node, request)
     if counted is not None:
         return replace(counted, link_blind=True)  # before any set is looked at
-    return _model_fit(node, request, _plan_whole(node, request, policy, placer))
+    return _model_fit(node, request, _plan_whole(node, request, policy, placer, avoid))
 
 
 def _plan_partitions(node: NodeState, request: PodRequest, policy: ScoringPolicy) -> Plan | None:
@@ -166,7 +170,9 @@ def _refusal(node: NodeState, request: PodRequest) -> Plan | None:
     return None
 
 
-def _plan_whole(node: NodeState, request: PodRequest, policy: ScoringPolicy, placer: Placer) -> Plan:
+def _plan_whole(
+    node: NodeState, request: PodRequest, policy: ScoringPolicy, placer: Placer, avoid: frozenset[int]
+) -> Plan:
     if node.sharing != "whole GPU":  # replicas or MIG slices: counts alone
         return _plan_time_sliced(node, request, policy)
     if node.topology is None or node.free_gpus is None:
@@ -178,7 +184,7 @@ def _plan_whole(node: NodeState, request: PodRequest, policy: ScoringPolicy, pla
             f"{why}: scored on counts alone ({node.gpu_free_count} of {node.gpu_total} free)",
             components=_neutral(formula.packing(policy.mode, node.gpu_used + request.gpus, node.gpu_total)),
         )
-    return _plan_placed(node, request, policy, placer)
+    return _plan_placed(node, request, policy, placer, avoid)
 
 
 def _plan_time_sliced(node: NodeState, request: PodRequest, policy: ScoringPolicy) -> Plan:
@@ -202,10 +208,14 @@ def _plan_time_sliced(node: NodeState, request: PodRequest, policy: ScoringPolic
     )
 
 
-def _plan_placed(node: NodeState, request: PodRequest, policy: ScoringPolicy, placer: Placer) -> Plan:
+def _plan_placed(
+    node: NodeState, request: PodRequest, policy: ScoringPolicy, placer: Placer, avoid: frozenset[int]
+) -> Plan:
     """A node with a known wiring and free set: judged by the set it would really hand out."""
     topo, free, k = node.topology, node.free_gpus, request.gpus
     assert topo is not None and free is not None
+    if avoid:
+        free = tuple(g for g in free if g not in avoid)
     if len(free) < k:
         return Plan(
             False, f"{len(free)} of {node.gpu_total} GPUs free by its last report, pod needs {k}", link_blind=True

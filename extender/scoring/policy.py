@@ -48,5 +48,6 @@ class ScoringPolicy(BaseModel):
     placement: Literal["nvidia-best-effort", "ideal"] = "nvidia-best-effort"
     weights: Weights = Field(default_factory=Weights)
     telemetry_max_age_s: float = Field(60.0, gt=0)
-    # VRAM in use on a GPU no pod holds, as a share of the GPU, above which it is called occupied.
+    # VRAM in use on a GPU no pod holds, as a share of the GPU, at or above which it is called occupied:
+    # not available, whatever the allocation says (``scoring.held``).
     orphan_memory_share: float = Field(0.10, gt=0, le=1)

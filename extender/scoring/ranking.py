@@ -2,8 +2,9 @@
 
 kube-scheduler takes the node with the highest total score and breaks ties itself, but the extender's
 scores are whole numbers 0–10 (MaxExtenderPriority), and the advisor ranks more finely: first by what a
-placement strands (the stranding level, 0–100), then by the weighted blend of the other terms before
-rounding. Two nodes can round to the same score yet differ in rank, so the node best by the
+placement strands (the stranding level, 0–100; 1,000 more inside a pod group's clique, ``cliques``;
+10,000 less for a set that holds a GPU whose memory something holds, ``held``), then by the weighted
+blend of the other terms before rounding. Two nodes can round to the same score yet differ in rank, so the node best by the
 full-precision rank keeps its score (raised to 1 when it is 0 and another node passes), and every
 other node that would reach it is lowered to one below. Scores below the best stay as they are.
 

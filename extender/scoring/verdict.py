@@ -26,6 +26,9 @@ class Verdict:
     breakdown: dict[str, float] = field(default_factory=dict)
     # The full-precision ranking key (``ranking``): (stranding level, weighted blend before rounding).
     rank: tuple[float, float] = (50.0, 0.0)
+    # GPUs free by allocation whose VRAM something holds that this verdict was judged with (in its set,
+    # or steered around): it must be forgotten when their readings move, and is no other pod's verdict.
+    held: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {

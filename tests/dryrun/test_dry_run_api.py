@@ -64,6 +64,28 @@ def test_a_4_gpu_job_in_yaml_names_the_best_node_and_its_nvlink_quad(api: TestCl
     assert answer["findings"][0]["code"] == "timeslice-multi-gpu"
 
 
+def test_the_readme_finetune_pod_goes_to_a_node_whose_set_holds_no_memory_held_gpu(api: TestClient) -> None:
+    # hgx-h100-a would hand out pair 2-3 (NVIDIA's allocator keeps the quad 4-7 whole), but its GPU 3
+    # holds 61 GiB for something no pod accounts for: it ranks below every clean set, so the NVLink
+    # pair 4-7 on dgx1-v100-a is best, and the answer on the wire is the same.
+    finetune = {
+        "kind": "Pod",
+        "metadata": {"name": "finetune", "namespace": "ml"},
+        "spec": {"containers": [{"name": "trainer", "resources": {"limits": {"nvidia.com/gpu": 2}}}]},
+    }
+    answer = api.post("/v1/dry-run", json=finetune).json()
+    assert answer["verdict"] == "schedulable on 5 nodes; best: dgx1-v100-a with NVLink pair 4-7"
+    ranked = {r["node"]: r for r in answer["ranked"]}
+    assert answer["ranked"][0]["node"] == "dgx1-v100-a" and ranked["dgx1-v100-a"]["score"] == 9
+    h100 = ranked["hgx-h100-a"]
+    assert h100["gpus"] == [2, 3] and h100["score"] == 8  # 9 before the rank, one below the best on the wire
+    assert "GPU 3 is idle but memory held (61 GiB, SM 0%) by something we don't know about" in h100["reason"]
+    assert h100["reason"].endswith(
+        "ranked below every node whose set holds no memory-held GPU (NVIDIA's device plugin picks the set"
+        " by its own best-effort policy: the advisor predicts it, cannot steer it)"
+    )
+
+
 def test_an_unschedulable_pod_says_why_and_selector_rejections_are_named(api: TestClient) -> None:
     answer = api.post(
         "/v1/dry-run", json=pod({"nvidia.com/gpu": "16"}, nodeSelector={"nvidia.com/gpu.product": "NVIDIA-L40S"})

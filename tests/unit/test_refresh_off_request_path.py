@@ -11,7 +11,7 @@ from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
 from extender.scoring.alike import signature
 from extender.scoring.headroom import headroom
 from extender.scoring.judge import judge_node
-from extender.scoring.live import LiveReadings
+from extender.scoring.live import Headroom, LiveReadings
 from extender.scoring.memo import PlanKey, Shape
 from extender.scoring.ranking import on_the_wire
 from extender.scoring.workload import learned_from
@@ -69,11 +69,11 @@ def test_headroom_from_the_marks_is_the_full_look_s_value_and_note() -> None:
     node = state.node("a")
     assert node is not None
     for gpus in [(0,), (0, 1), (0, 1, 2), (3,)]:
-        quick = live.headroom(node, gpus, NOW, lambda: (-1.0, "full look", 0.0))
+        quick = live.headroom(node, gpus, NOW, lambda: (-1.0, "full look", 0.0, ()))
         full = headroom(node, gpus, board, policy, NOW)
-        assert quick[:2] == full[:2], gpus
+        assert quick[:2] == full[:2] and quick[3] == full[3] == (), gpus
     # (0, 1): free SM (0.65 + 0.30) / 2 = 0.475 → "live headroom 48%"
-    assert live.headroom(node, (0, 1), NOW, lambda: (-1.0, "", 0.0))[1] == "live headroom 48%"
+    assert live.headroom(node, (0, 1), NOW, lambda: (-1.0, "", 0.0, ()))[1] == "live headroom 48%"
 
 
 def test_a_free_gpu_holding_vram_gets_the_full_look_s_note_from_the_marks() -> None:
@@ -85,12 +85,13 @@ def test_a_free_gpu_holding_vram_gets_the_full_look_s_note_from_the_marks() -> N
     live.follow(state.nodes(), NOW)
     node = state.node("a")
     assert node is not None
-    never = (-1.0, "full look", 0.0)
+    never: Headroom = (-1.0, "full look", 0.0, ())
     for gpus in [(3,), (2, 3), (3, 0, 1)]:
-        assert live.headroom(node, gpus, NOW, lambda: never)[:2] == headroom(node, gpus, board, policy, NOW)[:2], gpus
+        quick, full = live.headroom(node, gpus, NOW, lambda: never), headroom(node, gpus, board, policy, NOW)
+        assert quick[:2] == full[:2] and quick[3] == full[3] == (3,), gpus  # GPU 3 is memory-held in each
     # (2, 3): GPU 2 min(0.80, 15/16) = 0.80, GPU 3 min(0.95, 4/16) = 0.25 → (0.80 + 0.25) / 2 = 0.525
-    value, note, _ = live.headroom(node, (2, 3), NOW, lambda: never)
-    assert value == (0.8 + 0.25) / 2 and note.startswith("GPU 3 is") and "12" in note
+    value, note, _, marked = live.headroom(node, (2, 3), NOW, lambda: never)
+    assert value == (0.8 + 0.25) / 2 and note.startswith("GPU 3 is") and "12" in note and marked == (3,)
 
 
 def test_alike_nodes_share_a_plan_and_alike_shapes_share_the_verdict() -> None:
