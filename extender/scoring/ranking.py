@@ -12,13 +12,14 @@ picks among nodes the advisor finds equal.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import replace
 from itertools import compress, repeat
 from operator import and_, attrgetter, eq, ge, or_
 
 from extender.scoring.verdict import Verdict
 
-__all__ = ["on_the_wire"]
+__all__ = ["crown", "on_the_wire"]
 
 _FITS, _RANK, _SCORE = attrgetter("fits"), attrgetter("rank"), attrgetter("score")
 
@@ -49,4 +50,30 @@ def on_the_wire(verdicts: list[Verdict]) -> list[Verdict]:
             if out is verdicts:
                 out = list(verdicts)
             out[i] = replace(v, score=wanted)
+    return out
+
+
+def crown(verdicts: list[Verdict], pod_name: str) -> list[Verdict]:
+    """After :func:`on_the_wire`: exactly one node keeps the top wire score.
+
+    kube-scheduler breaks ties among its top totals by a uniform random draw, so a tier of nodes the
+    advisor finds equal would be spread over by kube-scheduler's own score plugins (which favour free
+    CPU and memory). One of them is named instead, stably per pod: the tier (passing nodes at the top
+    score) sorted by node name, the one at ``zlib.crc32(pod_name) % len(tier)``. The rest of the tier
+    is lowered by one; when the top is 0, the chosen one is raised to 1 instead."""
+    passing = [i for i, v in enumerate(verdicts) if v.fits]
+    if len(passing) < 2:
+        return verdicts
+    top = max(verdicts[i].score for i in passing)
+    tier = sorted((i for i in passing if verdicts[i].score == top), key=lambda i: verdicts[i].node)
+    if len(tier) < 2:
+        return verdicts
+    chosen = tier[zlib.crc32(pod_name.encode()) % len(tier)]
+    out = list(verdicts)
+    if top == 0:
+        out[chosen] = replace(verdicts[chosen], score=1)
+    else:
+        for i in tier:
+            if i != chosen:
+                out[i] = replace(verdicts[i], score=top - 1)
     return out
