@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Literal
 
 from extender.advice.replay.openb import ReplayInputError
@@ -264,7 +265,7 @@ def _shape(value: Any, where: str, problems: _Problems) -> tuple[ShapePoint, ...
         points.append(ShapePoint(utilization, score))
     if not points:
         problems.add(where, "RequestedToCapacityRatio needs at least one shape point")
-    elif any(b.utilization <= a.utilization for a, b in zip(points, points[1:], strict=False)):
+    elif any(b.utilization <= a.utilization for a, b in pairwise(points)):
         problems.add(where, "utilization values must increase")
     return tuple(points)
 
@@ -334,11 +335,12 @@ def parse_profile(document: Any, profile_name: str | None = None) -> KubeSchedul
             problems.add("profiles", f"no profile {profile_name!r} (profiles: {', '.join(names)})")
         else:
             index = names.index(profile_name)
-    problems.raise_any()
     where = f"profiles[{index}]"
     profile = _mapping(profiles[index], where, problems)
     own = profile.get("percentageOfNodesToScore")
-    percentage = _int(own, f"{where}.percentageOfNodesToScore", problems, 0, 100, overall) if own is not None else overall
+    percentage = (
+        _int(own, f"{where}.percentageOfNodesToScore", problems, 0, 100, overall) if own is not None else overall
+    )
     weights = _score_weights(profile, where, problems)
     args = _plugin_args(profile, where, problems)
     fit = _fit(args.get(FIT, {}), f"{where}.pluginConfig[{FIT}].args", problems)
@@ -346,7 +348,12 @@ def parse_profile(document: Any, profile_name: str | None = None) -> KubeSchedul
     extender = _extender(document, problems)
     problems.raise_any()
     return KubeSchedulerProfile(
-        names[index], percentage, weights, fit, balanced or (ResourceWeight("cpu", 1), ResourceWeight("memory", 1)), extender
+        names[index],
+        percentage,
+        weights,
+        fit,
+        balanced or (ResourceWeight("cpu", 1), ResourceWeight("memory", 1)),
+        extender,
     )
 
 

@@ -54,7 +54,7 @@ from extender.advice.replay.workload import typical_pods
 from extender.scoring.ranking import crown, on_the_wire
 from extender.scoring.verdict import Verdict
 
-__all__ = ["KubeRunResult", "MIB", "NODE_POD_LIMIT", "kube_replay"]
+__all__ = ["MIB", "NODE_POD_LIMIT", "KubeRunResult", "kube_replay"]
 
 MIB = 1024 * 1024
 NODE_POD_LIMIT = 1000  # the ``pods`` capacity ``replay_node_object`` gives every node
@@ -234,7 +234,11 @@ def kube_replay(
             else:
                 # kube-scheduler does not see the share: the pod lands where its GPUs are taken.
                 states[chosen] = NodeState(
-                    state.model, state.cpu_free - shape.cpu_milli, state.mem_free - shape.memory_mib, state.gpus, state.tags
+                    state.model,
+                    state.cpu_free - shape.cpu_milli,
+                    state.mem_free - shape.memory_mib,
+                    state.gpus,
+                    state.tags,
                 )
                 overcommitted += 1
                 overcommitted_on.add(chosen)
