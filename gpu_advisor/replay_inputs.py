@@ -14,11 +14,12 @@ from typing import Any
 
 from extender.advice.replay import openb
 from extender.advice.replay.kube_objects import ClusterNode, cluster_nodes, cluster_pods
+from extender.advice.replay.kube_profile import KubeSchedulerProfile
 from extender.advice.replay.openb import ReplayInputError
 from extender.advice.replay.run import Workset
 from extender.advice.replay.specs import Pod
 
-__all__ = ["load_workset", "pod_objects", "trace_name"]
+__all__ = ["SCHEDULER_CONFIG_NAMES", "load_scheduler_profile", "load_workset", "pod_objects", "trace_name"]
 
 _PUBLISHED_PREFIX = "openb_pod_list_"
 
@@ -104,3 +105,42 @@ def load_workset(nodes_source: str, pods_path: Path, orders_dir: Path | None, ku
         if not needed.is_file():
             raise ReplayInputError(f"{needed}: missing (--orders needs {order.name} and {ranks.name} for {pods_path})")
     return Workset(trace_name(pods_path), specs, pods, openb.load_orders(order, ranks, pods, len(specs)))
+
+
+SCHEDULER_CONFIG_NAMES = ("kube-default", "printed", "printed-managed")
+
+
+def load_scheduler_profile(source: str) -> KubeSchedulerProfile:
+    """``--scheduler-config``: a KubeSchedulerConfiguration file, ``kube-default`` (kube-scheduler's
+    default profile, no extender), ``printed`` / ``printed-managed`` (what ``gpu-advisor scheduler-config``
+    prints, without / with ``--managed-resources``)."""
+    from extender.advice.replay.kube_profile import kube_default_profile, parse_profile
+
+    if source == "kube-default":
+        return kube_default_profile()
+    import yaml
+
+    if source in ("printed", "printed-managed"):
+        from gpu_advisor.cli.scheduler_config import scheduler_config
+
+        return parse_profile(yaml.safe_load(scheduler_config(managed=source == "printed-managed")))
+    path = Path(source)
+    try:
+        documents = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
+    except OSError as exc:
+        names = ", ".join(SCHEDULER_CONFIG_NAMES)
+        raise ReplayInputError(
+            f"--scheduler-config: {source}: cannot read ({exc.strerror or exc}); or one of {names}"
+        ) from None
+    except UnicodeDecodeError:
+        raise ReplayInputError(f"--scheduler-config: {source}: not text") from None
+    except yaml.YAMLError as exc:
+        raise ReplayInputError(f"--scheduler-config: {source}: not YAML ({str(exc).splitlines()[0]})") from None
+    if len(documents) != 1:
+        raise ReplayInputError(
+            f"--scheduler-config: {source}: expected one KubeSchedulerConfiguration, got {len(documents)} documents"
+        )
+    try:
+        return parse_profile(documents[0])
+    except ReplayInputError as exc:
+        raise ReplayInputError(f"--scheduler-config: {source}: {exc}") from None

@@ -89,29 +89,52 @@ def _run(args: argparse.Namespace) -> int:
     from extender.advice.replay.report_json import sweep_json
     from extender.advice.replay.report_table import format_sweep
     from extender.advice.replay.run import run_sweep
-    from gpu_advisor.replay_inputs import load_workset, trace_name
+    from gpu_advisor.replay_inputs import load_scheduler_profile, load_workset, trace_name
 
-    policies = parse_policies(args.policy if args.policy is not None else ",".join(policy_names()))
+    profile = load_scheduler_profile(args.scheduler_config) if args.scheduler_config is not None else None
+    if profile is not None and args.policy is None:
+        policies: list[str] = []  # only kube-scheduler's runs, unless policies are named beside it
+    else:
+        policies = parse_policies(args.policy if args.policy is not None else ",".join(policy_names()))
     seeds = parse_seeds(args.seeds)
-    jobs = _jobs(args.jobs, len(policies) * len(seeds))
+    runs = (len(policies) + (profile is not None)) * len(seeds)
+    jobs = _jobs(args.jobs, runs)
     _writable(args.json, "--json")
     _writable(args.plot, "--plot")
     published = _published_runs(args.pods) if args.compare_published else None
     if published is not None and trace_name(args.pods) not in published_traces(published):
         raise ReplayInputError(f"--compare-published: {trace_name(args.pods)!r} is not one of the published traces")
     workset = load_workset(args.nodes, args.pods, args.orders, args.kubeconfig)
-    bar = ProgressBar(len(policies) * len(seeds), sys.stderr) if sys.stderr.isatty() else None
+    bar = ProgressBar(runs, sys.stderr) if sys.stderr.isatty() else None
+    kube: dict[int, Any] = {}
     try:
         sweep = run_sweep(workset, policies, seeds, jobs, bar.update if bar else None)
+        if profile is not None:
+            from extender.advice.replay.kube_run import KUBE_POLICY, run_kube
+            from extender.advice.replay.sweep import Sweep
+
+            kube = run_kube(workset, profile, seeds, jobs, bar.update if bar else None)
+            both = dict(sweep.runs) | {(KUBE_POLICY, seed): run.curves for seed, run in kube.items()}
+            sweep = Sweep(sweep.trace, (*sweep.policies, KUBE_POLICY), sweep.seeds, both)
     finally:
         if bar is not None:
             bar.close()
     print(format_sweep(sweep))
+    if profile is not None:
+        from extender.advice.replay.kube_run import format_kube_counts
+
+        print()
+        print(format_kube_counts(profile, kube))
     if published is not None:
         print()
         print(compare_published(sweep, published))
     if args.json is not None:
-        args.json.write_text(json.dumps(sweep_json(sweep), indent=1) + "\n")
+        document = sweep_json(sweep)
+        if profile is not None:
+            from extender.advice.replay.kube_run import kube_counts_json
+
+            document["kube_scheduler"] = kube_counts_json(profile, kube)
+        args.json.write_text(json.dumps(document, indent=1) + "\n")
         print(f"wrote {args.json}", file=sys.stderr)
     if args.plot is not None:
         from extender.advice.replay.plot import write_plot
@@ -150,4 +173,11 @@ def register(commands: Any) -> None:
         "--compare-published", action="store_true", help="print the FGD paper's figures beside the baselines"
     )
     replay.add_argument("--kubeconfig", help="kubeconfig file for --nodes kube")
+    replay.add_argument(
+        "--scheduler-config",
+        metavar="FILE|kube-default|printed|printed-managed",
+        help="also replay through kube-scheduler's scoring for this KubeSchedulerConfiguration (column"
+        " kube-scheduler; with no --policy, only that): kube-default = kube-scheduler's defaults without the"
+        " advisor, printed / printed-managed = what `gpu-advisor scheduler-config` [--managed-resources] prints",
+    )
     replay.set_defaults(handler=_cmd_replay)

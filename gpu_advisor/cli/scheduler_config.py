@@ -13,7 +13,7 @@ profile sets each of them:
 2. **How the extender's score is weighed.** Each score plugin gives 0-100 times its weight; the extender's 0-10
    is multiplied by its weight and by 10 (``MaxNodeScore / MaxExtenderPriority``). The weight printed is the
    smallest at which one wire point outweighs all that the profile's enabled score plugins can add together
-   (``outweighing``). The advisor's wire scores give exactly one node the top score (``ranking.crown``), so
+   (``outweighing``). The advisor's wire scores give exactly one node the top score (``ranking.tie_order``), so
    kube-scheduler binds there.
 3. **Which nodes are scored.** ``percentageOfNodesToScore`` below 100 makes kube-scheduler stop after a share
    of feasible nodes (5 % in large clusters); 100 asks the advisor about all of them.

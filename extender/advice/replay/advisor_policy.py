@@ -80,7 +80,7 @@ def replay_node_object(name: str, model: str, cpu_milli: int, memory_mib: int, g
 class AdvisorPolicy:
     """Scorer + GpuChooser + Observer over the extender's own judge."""
 
-    # Ties among the best nodes go where the live extender crowns (``ranking.crown``), not by rank.
+    # Ties among the best nodes go where the live extender puts them (``ranking.tie_order``), not by rank.
     names_break_ties = True
 
     def __init__(self, *, given: bool = False, policy: ScoringPolicy | None = None) -> None:
