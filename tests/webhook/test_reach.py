@@ -25,6 +25,8 @@ from gpu_advisor.cli import main
 from gpu_advisor.cli.scheduler_config import scheduler_config
 from gpu_advisor.cli.serve import load_reach
 from tests.contract.test_extender_contract import check_golden
+from tests.dra.objects import pending_pod
+from tests.dra.test_dra_gpus import snapshot as dra_snapshot
 from tests.webhook.test_admission_api import apply_patch
 from webhook.admission import AdmissionSettings
 from webhook.reach import AdvisorReach, SchedulerConfigError, interested, named_resources
@@ -227,3 +229,27 @@ def test_serve_refuses_a_scheduler_config_it_cannot_use_before_starting(
     assert main([*args, *(("--route-gpu-pods-to", route) if route else ())]) == 2
     err = capsys.readouterr().err
     assert err.startswith("gpu-advisor: error: ") and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("claim", "scheduler", "settings", "warned"),
+    [
+        ({"resourceClaimTemplateName": "one-gpu"}, "default-scheduler", AdmissionSettings(), True),
+        ({"resourceClaimTemplateName": "one-gpu"}, "gpu-advisor", PRINTED, True),  # names no managed resource
+        ({"resourceClaimTemplateName": "one-gpu"}, "gpu-advisor", AdmissionSettings(), False),
+        ({"resourceClaimName": "nobody-made-this"}, "default-scheduler", AdmissionSettings(), False),  # no GPUs known
+    ],
+)
+def test_a_pod_asking_gpus_only_through_a_dra_claim_must_reach_the_advisor_too(
+    claim: dict[str, str], scheduler: str, settings: AdmissionSettings, warned: bool
+) -> None:
+    snap = dra_snapshot(allocated=False)
+    advisor = Advisor(snap.cluster("dra"), None, ScoringPolicy(), clock=lambda: 0.0)
+    pod = pending_pod(claim)
+    pod["spec"]["schedulerName"] = scheduler
+    body = captured("validate", pod["spec"])
+    body["request"]["object"]["metadata"]["namespace"] = body["request"]["namespace"] = "default"  # the claims'
+    with TestClient(create_app(advisor, settings)) as client:
+        reply = client.post("/admission/validate", json=body).json()["response"]
+    codes = {w.split(":")[0] for w in reply.get("warnings", [])}
+    assert ("scheduler-skips-advisor" in codes) is warned
