@@ -29,6 +29,7 @@ MiB / the GPU's MiB, percent / 100, a whole GPU as 1) and HAMi's cores: a GPU ho
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -153,17 +154,18 @@ def take_gpus(free: tuple[int, ...], milli: int, count: int) -> tuple[int, ...]:
     return tuple(i for i, room in enumerate(free) if room >= milli)[:count]
 
 
-def share_of_gpu(share: ShareRequest | None, memory_mib: int | None) -> Fraction | None:
-    """The exact part of one GPU a request is given: a whole GPU 1, milli / 1000, MiB / the GPU's MiB,
-    percent / 100; None for a memory share on a GPU of unknown size. Exact, unlike :func:`request_milli`,
-    which rounds up: three pods of 5461 MiB fit a 16384 MiB GPU (16383 MiB) though 3 × ⌈333.3⌉ = 1002 milli."""
+def share_of_gpu(share: ShareRequest | None, memory_mib: int | None) -> int | Fraction | None:
+    """The exact milli of one GPU a request is given: a whole GPU 1000, its milli, MiB × 1000 / the GPU's MiB,
+    percent × 10; None for a memory share on a GPU of unknown size. Exact, unlike :func:`request_milli`, which
+    rounds up: three pods of 5 GiB fill a 15 GiB GPU, though each rounds up to ⌈333.3⌉ = 334 milli (1002).
+    An int wherever it is one, so the common milli shares never build a Fraction."""
     if share is None or share.cores_percent == 100:
-        return Fraction(1)
+        return MILLI_PER_GPU
     if share.milli is not None:
-        return Fraction(share.milli, MILLI_PER_GPU)
+        return share.milli
     if share.memory_mib is not None:
-        return Fraction(share.memory_mib, memory_mib) if memory_mib else None
-    return Fraction(share.memory_percent or 100, 100)
+        return Fraction(share.memory_mib * MILLI_PER_GPU, memory_mib) if memory_mib else None
+    return (share.memory_percent or 100) * MILLI_PER_GPU // 100
 
 
 class _Ledger:
@@ -172,7 +174,7 @@ class _Ledger:
     def __init__(self, shares: GpuShares) -> None:
         self.shares = shares
         self.free = list(shares.free)
-        self.load = [Fraction(0)] * len(self.free)
+        self.load: list[int | Fraction] = [0] * len(self.free)  # exact milli bound on each GPU
         self.cores = [0] * len(self.free)
 
     def place(self, request: PodRequest, assigned: tuple[str, ...], uuids: Mapping[str, int]) -> None:
@@ -193,9 +195,9 @@ class _Ledger:
 
     def result(self) -> GpuShares:
         over = tuple(
-            (i, -(-load.numerator * MILLI_PER_GPU // load.denominator), cores)
+            (i, math.ceil(load), cores)
             for i, (load, cores) in enumerate(zip(self.load, self.cores, strict=True))
-            if load > 1 or cores > 100
+            if load > MILLI_PER_GPU or cores > 100
         )
         s = self.shares
         return GpuShares(s.convention, s.model, s.memory_mib, tuple(self.free), overcommitted=over)
