@@ -104,6 +104,13 @@ def build_app(edge: Edge, listener: Listener) -> FastAPI:
     return app
 
 
+def _count_nodes(advisor: Advisor) -> None:
+    """The node gauges, read from the model when scraped (each node's flag was worked out as it changed)."""
+    nodes = advisor.state.nodes()
+    advisor.metrics.nodes.set(len(nodes))
+    advisor.metrics.overcommitted.set(sum(1 for n in nodes if n.overcommitted))
+
+
 def _health_routes(app: FastAPI, advisor: Advisor) -> None:
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:
@@ -117,7 +124,7 @@ def _health_routes(app: FastAPI, advisor: Advisor) -> None:
         state = advisor.state
         verdict = readiness(state, advisor.telemetry, advisor.clock())
         advisor.metrics.ready.set(1 if verdict.ready else 0)
-        advisor.metrics.nodes.set(len(state.nodes()))
+        _count_nodes(advisor)
         if not verdict.ready:
             response.status_code = 503
         return verdict.body(state.source, len(state.nodes()))
@@ -125,6 +132,6 @@ def _health_routes(app: FastAPI, advisor: Advisor) -> None:
     @app.get("/metrics", tags=["health"])
     def metrics() -> Response:
         verdict = readiness(advisor.state, advisor.telemetry, advisor.clock())
-        advisor.metrics.nodes.set(len(advisor.state.nodes()))
+        _count_nodes(advisor)
         advisor.metrics.ready.set(1 if verdict.ready else 0)
         return Response(generate_latest(advisor.registry), media_type=CONTENT_TYPE_LATEST)

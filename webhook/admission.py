@@ -9,6 +9,11 @@ namespace label ``gpu-advisor.io/admission``):
 
 The mutating endpoint only writes the annotation ``gpu-advisor.io/advice`` (the finding codes) and, when
 configured, ``schedulerName`` of GPU Pods that did not choose one; it is idempotent on reinvocation.
+
+Every GPU object is also checked against the schedulers that call the advisor (``reach``): one whose pods
+kube-scheduler will not ask the advisor about gets the ``scheduler-skips-advisor`` error finding, so a
+warning under warn and a denial under enforce. Routing counts: a pod the mutating webhook routes is judged
+by the scheduler it is routed to.
 """
 
 from __future__ import annotations
@@ -21,8 +26,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from extender.cluster.dra_view import pod_through_claims
 from extender.errors import MalformedInput, validation_problems
 from extender.model.pods import ANNOTATION_GPU_MEMORY, PodSpecError, pod_request, pod_template
+from webhook.reach import AdvisorReach, reach_finding
 from webhook.rules import ClusterView, Finding, evaluate_rules, workload_from
 
 __all__ = [
@@ -77,6 +84,11 @@ class AdmissionReview(BaseModel):
 @dataclass(frozen=True)
 class AdmissionSettings:
     route_gpu_pods_to: str | None = None  # --route-gpu-pods-to SCHEDULER
+    reach: AdvisorReach | None = None  # --scheduler-config FILE; None: the printed default (and the route)
+
+    @property
+    def advisor_reach(self) -> AdvisorReach:
+        return self.reach if self.reach is not None else AdvisorReach.default(self.route_gpu_pods_to)
 
 
 def parse_review(doc: Any) -> AdmissionReview:
@@ -167,7 +179,9 @@ class _Judged:
     is_gpu: bool = False
 
 
-def _judge(req: AdmissionRequest, template: Mapping[str, Any], view: ClusterView) -> _Judged:
+def _judge(
+    req: AdmissionRequest, template: Mapping[str, Any], view: ClusterView, settings: AdmissionSettings
+) -> _Judged:
     obj = req.object or {}
     meta = _meta(obj)
     name, namespace = str(meta.get("name") or req.name or ""), str(meta.get("namespace") or req.namespace or "")
@@ -175,11 +189,24 @@ def _judge(req: AdmissionRequest, template: Mapping[str, Any], view: ClusterView
         request = pod_request(template)
     except Exception as exc:  # anything the object's own values raise is a finding about the object
         return _Judged([unreadable_finding(template, exc)])
-    if not request.wants_gpu:
-        return _Judged([])
     # A failure past this point is gpu-advisor's own: the caller logs, counts and answers it.
+    spec = template.get("spec")
+    spec = spec if isinstance(spec, Mapping) else {}
+    # A Pod is scheduled once, after its CREATE, and its schedulerName is immutable: an UPDATE can change
+    # nothing about who schedules it, so only a controller's template is judged again on UPDATE.
+    reach = (
+        reach_finding(spec, settings.advisor_reach, settings.route_gpu_pods_to)
+        if req.operation == "CREATE" or obj.get("kind") != "Pod"
+        else None
+    )
+    if not request.wants_gpu:
+        # GPUs asked only through DRA claims: no rule reads them, but they must reach the advisor all the same
+        if pod_through_claims(template, view.dra) is template:
+            return _Judged([])
+        return _Judged([reach] if reach else [], is_gpu=True)
     workload = workload_from(str(obj.get("kind")), name, namespace, template, request)
-    return _Judged(evaluate_rules(workload, view), is_gpu=True)
+    findings = evaluate_rules(workload, view)
+    return _Judged([*findings, reach] if reach else findings, is_gpu=True)
 
 
 def _template(req: AdmissionRequest) -> tuple[Mapping[str, Any] | None, Finding | None]:
@@ -201,7 +228,7 @@ def review_response(
     template, unreadable = _template(req) if mode != "off" else (None, None)
     judged = _Judged([unreadable] if unreadable else [])
     if template is not None:
-        judged = _judge(req, template, view)
+        judged = _judge(req, template, view, settings)
     findings = judged.findings
     if mutating:
         ops = _patch(req.object or {}, findings, settings, judged.is_gpu, req.operation == "CREATE") if template else []

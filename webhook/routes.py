@@ -138,7 +138,7 @@ class _Handler:
                 raise BadRequest(400, str(exc)) from None
             # Shaped enough to answer: say what is wrong in the review itself (denied under enforce).
             return failure_review(uid, "warn" if mutating else mode, why=str(exc))
-        view = ClusterView(tuple(self.advisor.state.nodes()))
+        view = ClusterView(tuple(self.advisor.state.nodes()), self.advisor.state.dra)
         answer, findings = review_response(review, view, mode, mutating, self.settings)
         for finding in findings:
             self.metrics.findings.labels(finding.code).inc()

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from extender.cluster.dra_view import NO_DRA, DraObjects
 from extender.cluster.selectors import eligible_nodes
 from extender.cluster.state import NodeState
 from extender.model.needs import MemoryNeed, ModelNeed, memory_need
@@ -87,6 +88,7 @@ class Workload:
 @dataclass(frozen=True)
 class ClusterView:
     nodes: tuple[NodeState, ...]
+    dra: DraObjects = NO_DRA  # the claims and templates a pod may ask GPUs through
 
     def eligible(self, workload: Workload) -> list[NodeState]:
         # A node of the other GPU vendor can never run it: its rules judge only nodes of its vendor.

@@ -117,6 +117,9 @@ def diagnose(
     running_on = spec.get("nodeName")
     if running_on:
         placed = [Step(name, False, f"placed: the pod is bound to {running_on}") for name in _BEFORE_APPLICATION]
+        host = nodes.get(str(running_on))
+        if host is not None and host.overcommitted:
+            placed[0] = _overcommitted_host(host)
         return Diagnosis(key, request.describe(), phase, (*placed, _application(key, telemetry, running_on)))
     steps: list[Step] = []
     roomy = _allocation(request, nodes, telemetry, steps)
@@ -135,6 +138,17 @@ _NOTHING_GPU_RELATED = (
 )
 
 
+def _overcommitted_host(node: NodeState) -> Step:
+    """A bound pod whose node holds more than it has: its GPU is shared past its size (or its count is)."""
+    return Step(
+        "allocation",
+        True,
+        f"bound to {node.name}, which is over-committed: its pods hold more GPU than it has, so they "
+        "contend for it (bound without gpu-advisor or the sharing scheduler); move pods off it",
+        tuple(f"{node.name}: {line}" for line in node.overcommitted),
+    )
+
+
 def _allocation(
     request: PodRequest, nodes: Mapping[str, NodeState], telemetry: TelemetryBoard | None, steps: list[Step]
 ) -> list[NodeState]:
@@ -143,6 +157,12 @@ def _allocation(
     # Only the pod's own vendor's GPUs can be allocated to it: an idle H100 is no room for an amd.com/gpu pod.
     gpu_nodes = [n for n in gpu_nodes if not n.gpu_total or n.gpu_vendor.resource == request.resource]
     free_list = tuple(f"{n.name}: {_free_text(n, request)} free" for n in sorted(gpu_nodes, key=lambda n: n.name))
+    # Over-committed nodes offer no room whatever their counts say; named so nobody counts on them.
+    free_list += tuple(
+        f"{n.name}: over-committed ({'; '.join(n.overcommitted)})"
+        for n in sorted(nodes.values(), key=lambda n: n.name)
+        if n.overcommitted
+    )
     roomy = [n for n in gpu_nodes if _has_room(n, request)]
     if roomy:
         steps.append(Step("allocation", False, f"{len(roomy)} node(s) have {request.describe()} free", free_list))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from extender.cluster.node import BoundPod, parse_time
-from extender.cluster.shares import assignment
+from extender.cluster.shares import read_assignment
 from extender.model.gpu_vendor import is_gpu_resource
 from extender.model.pods import PodRequest, PodSpecError, pod_request_keeping_counts
 
@@ -27,6 +27,7 @@ MALFORMED = "malformed"  # a field of the wrong shape
 TOPOLOGY = "topology"  # a topology annotation that cannot be read: the node has no known wiring
 FREE_GPUS = "free-gpus"  # a free-GPU report that cannot be read: bound pods are replayed instead
 RESOURCES = "resources"  # an allocatable/capacity GPU quantity that is not a whole count: taken as 0
+ASSIGNMENT = "assignment"  # a sharing binder's GPU record that cannot be read: the pod's GPUs are predicted
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,11 @@ def read_bound_pod(pod: Mapping[str, Any]) -> PodReading:
         problems.append(Invalid("Pod", key, MALFORMED, f"priority {str(priority)[:20]!r} is not an int32; taken as 0"))
         priority = 0
     namespace, name = key.split("/", 1)
-    assigned = assignment(_mapping(meta.get("annotations"))) if request.wants_gpu else ()
+    assigned: tuple[str, ...] = ()
+    if request.wants_gpu:
+        assigned, unreadable = read_assignment(_mapping(meta.get("annotations")))
+        if unreadable:
+            problems.append(Invalid("Pod", key, ASSIGNMENT, f"{unreadable}; its GPUs predicted"))
     bound = BoundPod(namespace, name, request, _bound_at(status, meta), priority, holds_all, assigned)
     return PodReading((node, bound), tuple(problems))
 

@@ -108,6 +108,8 @@ class NodeState:
     memory_allocatable: int | None = None  # MiB
     cpu_requested: int = 0  # by every pod bound here, GPU or not
     memory_requested: int = 0
+    # What its bound pods hold more of than it has, one line each (``overcommit``); empty: not over-committed.
+    overcommitted: tuple[str, ...] = ()
 
     @property
     def gpu_model(self) -> str | None:

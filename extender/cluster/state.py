@@ -27,6 +27,7 @@ from extender.cluster.bound_pods import read_bound_pod
 from extender.cluster.dra_view import NO_DRA, DraObjects
 from extender.cluster.health import SourceHealth
 from extender.cluster.node import LABEL_REPLICAS, BoundPod, FreeReport, NodeState, format_time, parse_time
+from extender.cluster.overcommit import overcommitment
 from extender.cluster.shares import gpu_shares
 from extender.model.compute import cpu_milli, memory_mib
 from extender.model.gpu_vendor import VENDORS, is_gpu_resource
@@ -126,6 +127,7 @@ def node_state(
         for t in spec.get("taints") or []
         if isinstance(t, Mapping)
     )
+    shares = gpu_shares(node, ((p.request, p.assigned) for p in pod_list))
     return NodeState(
         name,
         labels,
@@ -140,11 +142,12 @@ def node_state(
         holders=holders,
         taints=taints,
         unschedulable=bool(spec.get("unschedulable")),
-        shares=gpu_shares(node, ((p.request, p.assigned) for p in pod_list)),
+        shares=shares,
         cpu_allocatable=_quantity(status, "cpu"),
         memory_allocatable=_quantity(status, "memory"),
         cpu_requested=sum(p.request.cpu_milli for p in every_pod),
         memory_requested=sum(p.request.memory_mib for p in every_pod),
+        overcommitted=overcommitment(allocatable or capacity, pod_list, shares),  # a node that lists only capacity
     )
 
 

@@ -58,6 +58,11 @@ class Metrics:
         )
         self.nodes = Gauge("gpu_advisor_nodes", "Nodes in the advisor's cluster model", registry=registry)
         self.ready = Gauge("gpu_advisor_ready", "1 once the cluster model has synced", registry=registry)
+        self.overcommitted = Gauge(
+            "gpu_advisor_overcommitted_nodes",
+            "Nodes whose bound pods hold more than they have: whole GPUs per resource, or shares of one GPU",
+            registry=registry,
+        )
         self.standing_failures = Counter(
             "gpu_advisor_standing_shape_failures",
             "Times working out the standing pod shapes' verdicts failed (then judged on request)",

@@ -41,6 +41,11 @@ class NodeSummary(BaseModel):
     telemetry_age_s: float | None = Field(description="age of the newest GPU reading (None: none)")
     gpus_live: list[GpuLive] = Field(description="per GPU (and MIG instance): SM %, VRAM, age, holding pod")
     pods: list[str]
+    overcommitted: list[str] = Field(
+        description="what the pods bound here hold more of than the node has, one line each (empty: not "
+        "over-committed): a GPU resource ('nvidia.com/gpu: 10 bound, 8 allocatable'), or one shared GPU "
+        "('GPU 1: 1200 milli bound of 1000', 'GPU 0: 120 % of its cores bound')"
+    )
 
 
 class NodeDetail(NodeSummary):
@@ -65,6 +70,7 @@ def _summary(node: NodeState, telemetry: TelemetryBoard | None, now: float) -> d
         "telemetry_age_s": None if age is None else round(age, 1),
         "gpus_live": gpus_live(node, telemetry, now),
         "pods": [p.key for p in node.pods],
+        "overcommitted": list(node.overcommitted),
     }
 
 

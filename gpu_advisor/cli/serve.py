@@ -3,8 +3,40 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from webhook.reach import AdvisorReach
+
+__all__ = ["load_reach", "register"]
+
+
+def load_reach(paths: list[str], route_to: str | None) -> AdvisorReach | None:
+    """The schedulers that call the advisor, from ``--scheduler-config`` files (None: none given, the printed
+    default). Every problem of every file in one error, before anything starts."""
+    import yaml
+
+    from extender.errors import InputError
+    from webhook.reach import AdvisorReach
+
+    if not paths:
+        return None
+    docs: list[tuple[str, object]] = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                docs += [(path, doc) for doc in yaml.safe_load_all(handle) if doc is not None]
+        except OSError as exc:
+            raise InputError(f"--scheduler-config {path}: {exc.strerror or exc}") from None
+        except yaml.YAMLError as exc:
+            raise InputError(f"--scheduler-config {path} is not YAML: {exc}") from None
+    reach = AdvisorReach.from_configs(docs)
+    if route_to and route_to not in reach.schedulers:
+        raise InputError(
+            f"--route-gpu-pods-to {route_to}: no profile of --scheduler-config by that name calls the advisor "
+            f"({', '.join(sorted(reach.schedulers))} do)"
+        )
+    return reach
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -12,6 +44,7 @@ def _serve(args: argparse.Namespace) -> int:
     from gpu_advisor.serve import build_advisor, run
     from webhook.admission import AdmissionSettings
 
+    reach = load_reach(args.scheduler_config or [], args.route_gpu_pods_to)  # refused before anything starts
     advisor, background = build_advisor(
         args.cluster,
         args.prometheus,
@@ -23,7 +56,7 @@ def _serve(args: argparse.Namespace) -> int:
         usage_refresh_s=args.usage_refresh,
         usage_by=args.usage_by,
     )
-    admission = AdmissionSettings(route_gpu_pods_to=args.route_gpu_pods_to)
+    admission = AdmissionSettings(route_gpu_pods_to=args.route_gpu_pods_to, reach=reach)
     auth = None
     if args.api_auth or args.api_access_review:
         from extender.http.auth import TokenCheck, kube_access_review, kube_token_review
@@ -106,6 +139,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--route-gpu-pods-to",
         metavar="SCHEDULER",
         help="mutating webhook: set schedulerName of GPU Pods that chose none",
+    )
+    serve.add_argument(
+        "--scheduler-config",
+        action="append",
+        metavar="FILE",
+        help="a KubeSchedulerConfiguration that calls the advisor (repeatable, one per scheduler): admission "
+        "warns (enforce: denies) GPU pods whose scheduler, or its extender's managedResources, will not ask the "
+        "advisor. Default: the `scheduler-config` profile gpu-advisor, asked about every pod",
     )
     serve.add_argument(
         "--api-auth",

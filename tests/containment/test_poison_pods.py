@@ -111,3 +111,25 @@ def test_a_bound_pod_whose_gpu_count_cannot_be_read_holds_its_whole_node(fake: F
         assert free(source, "gpu-b") == 8
     finally:
         source.stop()
+
+
+def test_an_unreadable_gpu_record_is_counted_and_logged_once_and_the_pod_still_holds_its_gpu(
+    fake: FakeApiServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    record = {"hami.io/vgpu-devices-allocated": "GPU-0;NVIDIA;4096;30\n"}  # ';' where HAMi writes ','
+    source, registry = live_source(fake)
+    source.start()
+    try:
+        assert source.state.wait_ready(8)
+        with caplog.at_level(logging.WARNING, logger="extender.sources.invalid"):
+            fake.put("pods", annotated(pod("shared", "gpu-a", 1), **record))
+            eventually(lambda: free(source, "gpu-a") == 8 - 1)
+            fake.put("pods", annotated(pod("shared", "gpu-a", 1), **record, x="y"))  # changed, still unreadable
+            fake.put("pods", pod("last", "gpu-b", 1))
+            eventually(lambda: free(source, "gpu-b") == 8 - 1)
+        assert metric(registry, INVALID, kind="Pod", reason="assignment") == 1
+        reports = [r.getMessage() for r in caplog.records if "ml/shared" in r.getMessage()]
+        assert len(reports) == 1 and "hami.io/vgpu-devices-allocated" in reports[0] and "predicted" in reports[0]
+        assert "\n" not in reports[0]
+    finally:
+        source.stop()

@@ -93,6 +93,7 @@ def _rows() -> list[tuple[str, list[g.Panel]]]:
             [
                 _stat("Replicas ready", "short", "sum(gpu_advisor_ready)"),
                 _stat("Nodes in the model", "short", "max(gpu_advisor_nodes)"),
+                _stat("Over-committed nodes", "short", "max(gpu_advisor_overcommitted_nodes)"),
                 _series(
                     "API server watch: age and silence",
                     "s",

@@ -28,6 +28,12 @@ def review(obj: dict[str, Any], operation: str = "CREATE") -> dict[str, Any]:
     return doc
 
 
+def by_advisor(pod: dict[str, Any]) -> dict[str, Any]:
+    """The pod scheduled by the profile that asks the advisor (no scheduler-skips-advisor finding)."""
+    pod["spec"]["schedulerName"] = "gpu-advisor"
+    return pod
+
+
 def gpu_pod(gpus: int = 1, selector: dict[str, str] | None = None, **extra: Any) -> dict[str, Any]:
     container = {"name": "c", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}, **extra}
     spec: dict[str, Any] = {"containers": [container], "schedulerName": "default-scheduler"}
@@ -70,7 +76,7 @@ def test_enforce_mode_denies_errors_naming_the_rule_and_the_fix(api: TestClient)
 
 def test_enforce_mode_allows_warnings_only(api: TestClient) -> None:
     lcl = {"nvidia.com/gpu.product": "NVIDIA-L40S"}
-    reply = api.post("/admission/validate/enforce", json=review(gpu_pod(4, lcl))).json()["response"]
+    reply = api.post("/admission/validate/enforce", json=review(by_advisor(gpu_pod(4, lcl)))).json()["response"]
     assert reply["allowed"] is True and reply["warnings"][0].startswith("no-nvlink-set:")
 
 
@@ -100,7 +106,7 @@ def test_a_cronjob_is_judged_by_its_job_template(api: TestClient) -> None:
 
 
 def test_mutate_adds_the_advice_annotation_and_is_idempotent(api: TestClient) -> None:
-    pod = gpu_pod(16, H100)
+    pod = by_advisor(gpu_pod(16, H100))
     first = api.post("/admission/mutate", json=review(pod)).json()["response"]
     assert first["patchType"] == "JSONPatch" and "warnings" not in first
     patched = apply_patch(pod, first)
@@ -123,7 +129,9 @@ def test_route_gpu_pods_to_sets_the_scheduler_of_pods_that_chose_none(advisor: A
         assert routed["spec"]["schedulerName"] == "gpu-advisor"
         chosen = gpu_pod(2, H100)
         chosen["spec"]["schedulerName"] = "volcano"
-        assert "patch" not in client.post("/admission/mutate", json=review(chosen)).json()["response"]
+        kept = apply_patch(chosen, client.post("/admission/mutate", json=review(chosen)).json()["response"])
+        assert kept["spec"]["schedulerName"] == "volcano"  # a scheduler the pod chose is never overridden
+        assert kept["metadata"]["annotations"] == {"gpu-advisor.io/advice": "scheduler-skips-advisor"}
         cpu_only = gpu_pod(1)
         cpu_only["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "1"}}
         assert "patch" not in client.post("/admission/mutate", json=review(cpu_only)).json()["response"]

@@ -44,6 +44,7 @@ def node_card(node: NodeState, telemetry: TelemetryBoard | None, now: float) -> 
         "pods": [{"key": p.key, "request": p.request.describe()} for p in node.pods],
         "mig": _mig_slices(node),
         "gpus": gpu_tiles(node, telemetry, now),
+        "overcommitted": list(node.overcommitted),
     }
 
 

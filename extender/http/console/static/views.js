@@ -20,11 +20,16 @@ window.GA = window.GA || {};
     return el("label", {}, name + " ", s);
   }
 
+  // Bound pods holding more than the node has: pods scheduled without the advisor (or its sharing scheduler).
+  const overcommitted = (n) => n.overcommitted && n.overcommitted.length
+    ? el("p", { class: "error overcommitted", text: "Over-committed: " + n.overcommitted.join("; ") }) : null;
+
   function nodeCard(n) {
     const mig = n.mig.map((m) => m.profile + " " + m.free + "/" + m.total + " free").join(", ");
     return el("section", { class: "card node", "data-node": n.name },
       el("h3", {}, link(GA.nodeHref(n.name), n.name)),
       el("div", { class: "muted", text: (n.product || "unknown product") + " · " + n.sharing + " · " + n.gpus_free + "/" + n.gpus_allocatable + " free · " + GA.age(n.telemetry_age_s) }),
+      overcommitted(n),
       n.gpus.length ? el("div", { class: "tiles" }, n.gpus.map(GA.tile)) : el("p", { class: "muted", text: mig ? "MIG slices: " + mig : "no per-GPU topology" }),
       el("ul", { class: "pods" }, n.pods.map((p) => el("li", {}, link(GA.podHref(p.key), p.key), " — " + p.request))));
   }
@@ -72,6 +77,7 @@ window.GA = window.GA || {};
     return el("div", {},
       el("h1", { text: "Node " + view.name }),
       el("p", { class: "muted", text: (view.product || "unknown product") + " · " + view.sharing + " · " + view.gpus_free + "/" + view.gpus_allocatable + " free · " + GA.age(view.telemetry_age_s) }),
+      overcommitted(view),
       view.clique ? el("p", { class: "clique", id: "clique" }, "NVLink clique ", el("b", { title: view.clique.clique, text: view.clique.short }),
         " · rack-mates: ", view.clique.rack_mates.flatMap((m, i) => [i ? ", " : "", link(GA.nodeHref(m), m)])) : null,
       GA.legend(),
