@@ -27,7 +27,7 @@ from extender.scoring.node_verdict import judged, plan_of
 from extender.scoring.plan import as_planned
 from extender.scoring.policy import ScoringPolicy
 from extender.scoring.ranking import on_the_wire
-from extender.scoring.verdict import Verdict
+from extender.scoring.verdict import UNJUDGED, Verdict
 from extender.scoring.workload import NO_MIX, Mix
 
 __all__ = ["evaluate", "judge_all", "judge_node"]
@@ -153,7 +153,9 @@ def _worker(
         node = lookup(name)
         if node is None:
             log.info("node %s unknown to gpu-advisor: passed unjudged (fail open)", name)
-            return Verdict(name, True, "unknown to gpu-advisor (not synced yet?): passed unjudged", score=0)
+            return Verdict(
+                name, True, "unknown to gpu-advisor (not synced yet?): passed unjudged", score=0, rank=UNJUDGED
+            )
         hit = node.memo.get(shape)
         if hit is not None and now < hit[1]:
             made.append((node, hit[0], hit[1], False))

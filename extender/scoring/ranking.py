@@ -27,7 +27,7 @@ from functools import lru_cache
 from itertools import compress, repeat
 from operator import and_, attrgetter, eq, ge, or_
 
-from extender.scoring.verdict import Verdict
+from extender.scoring.verdict import UNJUDGED, Verdict
 
 __all__ = ["on_the_wire", "tie_order"]
 
@@ -46,6 +46,8 @@ def on_the_wire(verdicts: list[Verdict]) -> list[Verdict]:
         return verdicts
     ranks = list(map(_RANK, verdicts))
     best = max(compress(ranks, fits))
+    if best == UNJUDGED:  # only nodes passed unjudged: no opinion to give
+        return verdicts
     is_best = list(map(and_, fits, map(eq, ranks, repeat(best))))
     if sum(is_best) > 1:  # one of them only: the first in tie order
         tied = list(compress(range(len(verdicts)), is_best))

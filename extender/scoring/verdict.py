@@ -9,7 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Verdict"]
+__all__ = ["UNJUDGED", "Verdict"]
+
+
+# The rank of a node passed without being judged (unknown to the model): below every judged node, and
+# never given the top score by ``ranking`` (the advisor has no opinion to give there).
+UNJUDGED = (float("-inf"), 0.0)
 
 
 # slots: a 5,000-node cluster keeps a verdict per node for each pod shape it remembers. Not frozen (a

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from extender.scoring.ranking import on_the_wire, tie_order
-from extender.scoring.verdict import Verdict
+from extender.scoring.verdict import UNJUDGED, Verdict
 
 
 def v(node: str, score: int, rank: tuple[float, float], fits: bool = True) -> Verdict:
@@ -26,6 +26,9 @@ def v(node: str, score: int, rank: tuple[float, float], fits: bool = True) -> Ve
         # equal ranks: only the first in tie order keeps the top, CRC-32 "b" 1908338681 < "a" 3904355907;
         # failed nodes are untouched
         ([v("a", 7, (50, 0.7)), v("b", 7, (50, 0.7)), v("c", 9, (60, 0.9), fits=False)], [6, 7, 9]),
+        # nodes passed unjudged (unknown to the model) get no opinion, and never the top
+        ([v("a", 0, UNJUDGED), v("b", 0, UNJUDGED)], [0, 0]),
+        ([v("a", 0, UNJUDGED), v("b", 3, (50, 0.3))], [0, 3]),
         # all equal at 0: the first in tie order is raised to 1 ("c" 112844655 < "b" < "a")
         ([v("a", 0, (50, 0.0)), v("b", 0, (50, 0.0)), v("c", 0, (50, 0.0))], [0, 0, 1]),
     ],
