@@ -174,5 +174,5 @@ def reach_finding(spec: Mapping[str, Any], reach: AdvisorReach, route_to: str | 
         REACH_CODE,
         "error",
         f"the advisor's extender in {scheduler[:24]} skips pods naming none of {shown}",
-        "drop managedResources from the advisor's extender (gpu-advisor scheduler-config --dra)",
+        "drop managedResources from the advisor's extender (gpu-advisor scheduler-config prints none)",
     )

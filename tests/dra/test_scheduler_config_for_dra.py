@@ -34,3 +34,18 @@ def test_the_chart_lists_managed_resources_only_when_asked() -> None:
     assert "managedResources" not in extender({})
     assert "managedResources" not in extender({"scheduler": {"dra": True}})
     assert "managedResources" in extender({"scheduler": {"managedResources": True}})
+
+
+def test_the_advisor_reads_the_charts_scheduler_config_so_admission_knows_who_calls_it() -> None:
+    def advisor(values: dict[str, object]) -> dict[str, object]:
+        rendered = render(values)
+        (deployment,) = [d for d in rendered if d["kind"] == "Deployment" and d["metadata"]["name"] == "gpu-advisor"]
+        pod: dict[str, object] = deployment["spec"]["template"]["spec"]
+        return pod
+
+    pod = advisor({})
+    (container,) = pod["containers"]  # type: ignore[misc]
+    assert "--scheduler-config=/etc/gpu-advisor/scheduler/config.yaml" in container["args"]
+    assert {"name": "scheduler-config", "configMap": {"name": "gpu-advisor-scheduler-config"}} in pod["volumes"]  # type: ignore[operator]
+    (without,) = advisor({"scheduler": {"enabled": False}})["containers"]  # type: ignore[misc]
+    assert not any(a.startswith("--scheduler-config") for a in without["args"])
