@@ -78,12 +78,14 @@ def config(text: str) -> AdvisorReach:
 
 
 def test_the_printed_configuration_names_the_gpu_advisor_profile_and_its_managed_resources() -> None:
-    reach = config(scheduler_config())
+    reach = config(scheduler_config(managed=True))
     assert list(reach.schedulers) == ["gpu-advisor"]
     (managed,) = reach.extenders("gpu-advisor")
     assert {"nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "amd.com/gpu"} <= managed
     assert reach.extenders("gpu-advisor") != AdvisorReach.default().extenders("gpu-advisor")
-    assert config(scheduler_config(dra=True)).extenders("gpu-advisor") == (frozenset(),)  # --dra: every pod
+    # the printed default has none: every pod, as with no file at all
+    assert config(scheduler_config()).extenders("gpu-advisor") == (frozenset(),)
+    assert config(scheduler_config()).extenders("gpu-advisor") == AdvisorReach.default().extenders("gpu-advisor")
 
 
 def test_extenders_apply_to_every_profile_and_a_config_without_profiles_is_the_default_scheduler() -> None:
@@ -144,7 +146,7 @@ def alibaba_share(scheduler: str) -> dict[str, Any]:
     return {"schedulerName": scheduler, "containers": [{"name": "c", "image": "busybox", "resources": {}}]}
 
 
-PRINTED = AdmissionSettings(reach=config(scheduler_config()))  # managedResources: the GPU resources only
+PRINTED = AdmissionSettings(reach=config(scheduler_config(managed=True)))  # --managed-resources: GPU resources only
 
 
 @pytest.mark.parametrize(
@@ -155,7 +157,7 @@ PRINTED = AdmissionSettings(reach=config(scheduler_config()))  # managedResource
         ("managed-resources-warned", "validate", PRINTED, alibaba_share("gpu-advisor")),
         ("managed-resources-denied", "validate/enforce", PRINTED, alibaba_share("gpu-advisor")),
         ("reaches-without-managed-resources", "validate/enforce", AdmissionSettings(reach=config(
-            scheduler_config(dra=True))), alibaba_share("gpu-advisor")),
+            scheduler_config())), alibaba_share("gpu-advisor")),
     ],
 )  # fmt: skip
 def test_a_gpu_pod_that_will_not_reach_the_advisor_is_warned_or_denied(
