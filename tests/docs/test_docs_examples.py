@@ -122,3 +122,11 @@ def test_a_cluster_command_must_be_marked_skipped(tmp_path: Path) -> None:
         example.evaluate()
 
 
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def test_every_relative_link_of_the_readme_resolves() -> None:
+    # The site's own links are checked by `mkdocs build --strict`; the README lives outside it.
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    broken = [link for link in LINK.findall(text) if "://" not in link and not (REPO / link).exists()]
+    assert broken == []
