@@ -1,0 +1,34 @@
+"""MkDocs hooks: the performance page's figures come from the benchmark's own output files.
+
+`<!-- include: wire-table -->` in a page becomes the table of benchmarks/results/wire.csv, and the plot
+benchmarks/results/wire.png is published beside the pages as `wire.png`, so the numbers on the site are
+always those of the last committed run.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+# MkDocs loads this file by path, so the repository root (holding benchmarks/) is not on sys.path.
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.wire_table import WIRE_CSV, read_wire_csv, wire_markdown  # noqa: E402
+
+MARKER = "<!-- include: wire-table -->"
+
+
+def on_files(files: Any, config: Any) -> Any:
+    from mkdocs.structure.files import File
+
+    files.append(File.generated(config, "wire.png", abs_src_path=str(WIRE_CSV.with_name("wire.png"))))
+    return files
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    if MARKER not in markdown:
+        return markdown
+    return markdown.replace(MARKER, wire_markdown(read_wire_csv()))
