@@ -104,6 +104,12 @@ def _run(args: argparse.Namespace) -> int:
     published = _published_runs(args.pods) if args.compare_published else None
     if published is not None and trace_name(args.pods) not in published_traces(published):
         raise ReplayInputError(f"--compare-published: {trace_name(args.pods)!r} is not one of the published traces")
+    limit = None
+    if args.limit is not None:
+        from extender.advice.replay.limit import check_limit, load_limit
+
+        limit = load_limit(args.limit)
+        check_limit(limit, trace_name(args.pods), seeds, f"--limit: {args.limit}")
     workset = load_workset(args.nodes, args.pods, args.orders, args.kubeconfig)
     bar = ProgressBar(runs, sys.stderr) if sys.stderr.isatty() else None
     kube: dict[int, Any] = {}
@@ -125,11 +131,23 @@ def _run(args: argparse.Namespace) -> int:
 
         print()
         print(format_kube_counts(profile, kube))
+    if limit is not None:
+        from extender.advice.replay.limit import format_distances
+
+        print()
+        print(format_distances(sweep, limit))
     if published is not None:
         print()
         print(compare_published(sweep, published))
     if args.json is not None:
         document = sweep_json(sweep)
+        if limit is not None:
+            from extender.advice.replay.limit import limit_json
+
+            added = limit_json(sweep, limit)
+            document["limit"] = added["limit"]
+            for policy, distance in added["distance_to_limit"].items():
+                document["policies"][policy]["distance_to_limit"] = distance
         if profile is not None:
             from extender.advice.replay.kube_run import kube_counts_json
 
@@ -171,6 +189,15 @@ def register(commands: Any) -> None:
     replay.add_argument("--plot", type=Path, metavar="FILE.png", help="write unallocated %% vs arrived %% curves")
     replay.add_argument(
         "--compare-published", action="store_true", help="print the FGD paper's figures beside the baselines"
+    )
+    replay.add_argument(
+        "--limit",
+        type=Path,
+        metavar="FILE",
+        help='a bound to measure each policy against: JSON {"trace": "default", "seeds": {"42": 3.09, ...}} giving,'
+        " per seed, the least unallocated GPU %% at 100 %% arrived any placement of those arrivals reaches"
+        ' ("trace" optional; it must match the pods). Prints each policy\'s distance to it (mean over the seeds'
+        ' with a bound) and adds "limit" and per policy "distance_to_limit" to --json',
     )
     replay.add_argument("--kubeconfig", help="kubeconfig file for --nodes kube")
     replay.add_argument(

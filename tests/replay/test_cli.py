@@ -138,3 +138,21 @@ def test_compare_published_prints_the_papers_figure_beside_the_replayed_one(
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("GpuClustering "))
     # published default seed 42: GpuClustering allocates 91.33 % at X = 100, so 8.67 % stay unallocated
     assert row.split() == ["GpuClustering", "8.67", "±", "0.00", "8.67", "±", "0.00", "+0.00", "1"]
+
+
+def test_limit_prints_and_writes_each_policys_distance_to_the_bound(
+    cut: TraceCut, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "limit.json").write_text(json.dumps({"trace": "cut", "seeds": {"42": 1.5, "44": 2.0}}))
+    limit = ["--limit", str(tmp_path / "limit.json"), "--json", str(tmp_path / "r.json")]
+    assert main([*_args(cut, "--seeds", "42,43", "--policy", "BestFit", "--jobs", "1"), *limit]) == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    unallocated_42 = round(100 - doc["policies"]["BestFit"]["seeds"]["42"]["alloc_pct"]["100"], 2)
+    # only seed 42 has a bound: distance = its unallocated % - 1.5, and that is the mean
+    distance = round(unallocated_42 - 1.5, 2)
+    assert doc["policies"]["BestFit"]["distance_to_limit"] == {"seeds": {"42": distance}, "mean": distance}
+    assert doc["limit"] == {"trace": "cut", "seeds": {"42": 1.5, "44": 2.0}}
+    out = capsys.readouterr().out.splitlines()
+    report = out[out.index("Distance to the limit at 100 % arrived (seeds 42; limit 1.50 %)") :]
+    assert report[1] == f"BestFit  {unallocated_42:.2f} % unallocated, {distance:+.2f} points from the limit"
+    assert report[2] == "no bound for seed(s) 43: left out of the distance"

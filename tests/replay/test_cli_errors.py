@@ -76,6 +76,16 @@ CASES: list[tuple[str, Callable[[Path], None], Callable[[Path], list[str]], str]
      "snap.yaml: a snapshot must"),
     ("--compare-published for a trace the paper did not run", lambda d: None,
      lambda d: [*_base(d), "--compare-published"], "--compare-published: "),
+    ("a limit file that is missing", lambda d: None,
+     lambda d: [*_base(d), "--limit", str(d / "limit.json")], "limit.json: cannot read"),
+    ("a limit file that is not JSON", _write("limit.json", "42: 3.09\n"),
+     lambda d: [*_base(d), "--limit", str(d / "limit.json")], "limit.json: not JSON"),
+    ("a limit that is not a percentage", _write("limit.json", '{"seeds": {"42": 130}}'),
+     lambda d: [*_base(d), "--limit", str(d / "limit.json")], "seed 42: 130 is not a percentage"),
+    ("a limit for another trace", _write("limit.json", '{"trace": "default", "seeds": {"42": 3.09}}'),
+     lambda d: [*_base(d), "--limit", str(d / "limit.json")], "the bound is for trace 'default', the pods are 'pods'"),
+    ("a limit sharing no seed with the replay", _write("limit.json", '{"seeds": {"7": 3.09}}'),
+     lambda d: [*_base(d), "--limit", str(d / "limit.json")], "no bound for any replayed seed (the file has seeds 7)"),
 ]  # fmt: skip
 
 
