@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
 from extender.advice.dryrun import DryRunAnswer, DryRunError, dry_run
+from extender.cluster.cliques import clique_of
 from extender.cluster.dra_view import pod_through_claims
 from extender.cluster.state import NodeState
 from extender.errors import GpuAdvisorError
@@ -36,6 +37,10 @@ class NodeSummary(BaseModel):
     mig_profiles: list[str]
     time_sliced: bool
     nvlink_islands: list[list[int]] | None
+    nvlink_clique: str | None = Field(
+        description="the multi-node NVLink clique the node is in (GFD's nvidia.com/gpu.clique label, else the "
+        "agent's topology): a rack's trays share it; None off any NVLink fabric"
+    )
     numa_groups: dict[str, list[int]] | None
     fingerprint: str | None
     telemetry_age_s: float | None = Field(description="age of the newest GPU reading (None: none)")
@@ -60,6 +65,7 @@ def _summary(node: NodeState, telemetry: TelemetryBoard | None, now: float) -> d
         "mig_profiles": node.mig_profiles(),
         "time_sliced": node.time_sliced,
         "nvlink_islands": topo.nvlink_islands() if topo else None,
+        "nvlink_clique": clique_of(node),
         "numa_groups": {str(k): v for k, v in topo.numa_groups().items()} if topo else None,
         "fingerprint": topo.fingerprint if topo else None,
         "telemetry_age_s": None if age is None else round(age, 1),
