@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from extender.advice.dryrun import DryRunAnswer, DryRunError, dry_run
 from extender.cluster.cliques import clique_of
-from extender.cluster.dra_view import pod_through_claims
+from extender.cluster.dra_view import pod_through_claims, workload_and_claims
 from extender.cluster.state import NodeState
 from extender.errors import GpuAdvisorError
 from extender.http.advisor import Advisor
@@ -136,8 +136,10 @@ class DryRuns:
         nodes, memo = advisor.state.nodes_by_name(), advisor._verdict_memo()
         try:
             mix = advisor.learner.current  # the workload mix learned so far weighs what a placement strands
-            if isinstance(manifest, dict):  # GPUs asked through DRA claims the model knows (``dra_view``)
-                manifest = pod_through_claims(manifest, advisor.state.dra)
+            # A List or a multi-document file: its workload, with the claims it names from the same file.
+            manifest, beside = workload_and_claims(manifest)
+            if isinstance(manifest, dict):  # GPUs asked through DRA claims the file or the model knows
+                manifest = pod_through_claims(pod_through_claims(manifest, beside), advisor.state.dra)
             return dry_run(manifest, nodes, advisor.telemetry, advisor.policy, now, memo, advisor.advise, mix)
         except GpuAdvisorError:
             raise
