@@ -72,8 +72,6 @@ NODE_SHAPE: Shape = {
     "status": {"allocatable": QUANTITIES, "capacity": QUANTITIES},
 }
 
-_KIND = {list: "a list", dict: "an object"}
-
 
 def shape_problem(value: Any, shape: Shape, where: str = "") -> str | None:
     """None when ``value`` fits ``shape``, else ``<where>.<path> must be <kind>``, naming the first field
@@ -109,4 +107,6 @@ def _kind(value: Any) -> str:
         return "a boolean"
     if isinstance(value, int | float):
         return "a number"
-    return _KIND.get(type(value), type(value).__name__)
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, Mapping) else type(value).__name__
