@@ -26,6 +26,7 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 import argparse
 import asyncio
 import json
+import math
 import random
 import statistics
 import time
@@ -146,8 +147,18 @@ async def run(
 
 
 def pct(values: list[float], q: float) -> float:
+    """The ``q`` quantile; NaN for no values (a run of four rounds or fewer asks each pod shape once, so
+    every call is cold and none is steady)."""
+    if not values:
+        return math.nan
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+def ms(values: list[float], q: float) -> str:
+    """The ``q`` quantile in milliseconds (the median at 0.5, the max at 1.0), or ``-`` when there is none."""
+    figure = statistics.median(values) if q == 0.5 and values else pct(values, q)
+    return "-" if math.isnan(figure) else f"{figure * 1e3:.2f}"
 
 
 def main() -> None:
@@ -177,11 +188,14 @@ def main() -> None:
             cold, steady, rate = asyncio.run(run(app, names, args.rounds, between))
             results[(count, label)] = pct(steady, 0.99)
             print(
-                f"{count:>6} {label:<8} {statistics.median(steady) * 1e3:>8.2f} {pct(steady, 0.99) * 1e3:>8.2f} "
-                f"{max(steady) * 1e3:>8.2f} {max(cold) * 1e3:>12.1f} {rate:>9.0f}"
+                f"{count:>6} {label:<8} {ms(steady, 0.5):>8} {ms(steady, 0.99):>8} "
+                f"{ms(steady, 1.0):>8} {ms(cold, 1.0):>12} {rate:>9.0f}"
             )
         ratio = results[(count, "advisor")] / results[(count, "no-op")]
-        print(f"{'':>6} advisor p99 / parse-and-encode handler p99 = {ratio:.2f}× (not a true no-op: see wire.py)")
+        if math.isnan(ratio):
+            print(f"{'':>6} no steady-state calls: each of the 4 pod shapes is cold on its first call (--rounds > 4)")
+        else:
+            print(f"{'':>6} advisor p99 / parse-and-encode handler p99 = {ratio:.2f}× (not a true no-op: see wire.py)")
 
 
 if __name__ == "__main__":

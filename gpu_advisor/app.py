@@ -23,6 +23,7 @@ from extender.http.auth import TokenCheck
 from extender.http.guard import BodyGuard, InFlight, refused_counter
 from extender.http.limits import Limits
 from extender.http.offloop import Lane
+from extender.http.query import BlankQueryIsAbsent
 from gpu_advisor.auth_guard import V1Auth
 from gpu_advisor.openapi import document_edges
 from webhook.admission import AdmissionSettings
@@ -96,6 +97,7 @@ def build_app(edge: Edge, listener: Listener) -> FastAPI:
     _health_routes(app, advisor)
     document_edges(app)
     assert edge.refused is not None
+    app.add_middleware(BlankQueryIsAbsent)  # an empty ?name= is a parameter not given, on every route
     if verbs is not None:  # inside the guard: the extender's two verbs, without the framework
         app.add_middleware(scheduler.ExtenderFastLane, verbs=verbs)
     app.add_middleware(BodyGuard, limits=edge.limits, refused=edge.refused, in_flight=edge.in_flight)

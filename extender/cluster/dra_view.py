@@ -31,10 +31,10 @@ from extender.model.dra import (
     product_label,
     slice_gpus,
 )
-from extender.model.pods import ANNOTATION_GPU_MEMORY, GPU_RESOURCE, PodSpecError
+from extender.model.pods import ANNOTATION_GPU_MEMORY, GPU_RESOURCE, PodSpecError, pod_template
 from extender.model.topology import GpuTopology, TopologyError
 
-__all__ = ["DRA_KINDS", "NO_DRA", "DraObjects", "node_through_slices", "pod_through_claims"]
+__all__ = ["DRA_KINDS", "NO_DRA", "DraObjects", "node_through_slices", "pod_through_claims", "workload_and_claims"]
 
 _TOPOLOGY = "gpu-advisor.io/topology"  # extender.cluster.state's annotations, which builds on this module
 _FREE = "gpu-advisor.io/free-gpus"
@@ -229,3 +229,22 @@ def _indices(devices: tuple[DraDevice, ...], topology: GpuTopology) -> dict[str,
         if index is not None:
             found[d.name] = index
     return found
+
+
+def workload_and_claims(doc: Any) -> tuple[Any, DraObjects]:
+    """A file as users ``kubectl apply -f`` it → (the one workload in it, the DRA objects beside it).
+
+    A ``v1 List`` or several YAML documents (``read_manifest`` gives those as a List too) may hold a Pod
+    and the ResourceClaimTemplate it names; the claim is resolved from the same file. Anything else is
+    the workload itself, with no DRA objects of its own."""
+    items = doc.get("items") if isinstance(doc, Mapping) and doc.get("kind") == "List" else None
+    if items is None:
+        return doc, NO_DRA
+    if not isinstance(items, list):
+        raise PodSpecError("a List's items must be a list of objects")
+    objects = [i for i in items if isinstance(i, Mapping)]
+    workloads = [i for i in objects if i.get("kind") not in DRA_KINDS and pod_template(i) is not None]
+    if len(workloads) != 1:
+        kinds = ", ".join(str(i.get("kind")) for i in objects) or "nothing"
+        raise PodSpecError(f"the file must hold one Pod or workload to judge (besides DRA objects); it holds {kinds}")
+    return workloads[0], DraObjects.read(i for i in objects if i.get("kind") in DRA_KINDS)

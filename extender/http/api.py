@@ -10,7 +10,8 @@ from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
 from extender.advice.dryrun import DryRunAnswer, DryRunError, dry_run
-from extender.cluster.dra_view import pod_through_claims
+from extender.cluster.cliques import clique_of
+from extender.cluster.dra_view import pod_through_claims, workload_and_claims
 from extender.cluster.state import NodeState
 from extender.errors import GpuAdvisorError
 from extender.http.advisor import Advisor
@@ -36,6 +37,10 @@ class NodeSummary(BaseModel):
     mig_profiles: list[str]
     time_sliced: bool
     nvlink_islands: list[list[int]] | None
+    nvlink_clique: str | None = Field(
+        description="the multi-node NVLink clique the node is in (GFD's nvidia.com/gpu.clique label, else the "
+        "agent's topology): a rack's trays share it; None off any NVLink fabric"
+    )
     numa_groups: dict[str, list[int]] | None
     fingerprint: str | None
     telemetry_age_s: float | None = Field(description="age of the newest GPU reading (None: none)")
@@ -65,6 +70,7 @@ def _summary(node: NodeState, telemetry: TelemetryBoard | None, now: float) -> d
         "mig_profiles": node.mig_profiles(),
         "time_sliced": node.time_sliced,
         "nvlink_islands": topo.nvlink_islands() if topo else None,
+        "nvlink_clique": clique_of(node),
         "numa_groups": {str(k): v for k, v in topo.numa_groups().items()} if topo else None,
         "fingerprint": topo.fingerprint if topo else None,
         "telemetry_age_s": None if age is None else round(age, 1),
@@ -136,8 +142,10 @@ class DryRuns:
         nodes, memo = advisor.state.nodes_by_name(), advisor._verdict_memo()
         try:
             mix = advisor.learner.current  # the workload mix learned so far weighs what a placement strands
-            if isinstance(manifest, dict):  # GPUs asked through DRA claims the model knows (``dra_view``)
-                manifest = pod_through_claims(manifest, advisor.state.dra)
+            # A List or a multi-document file: its workload, with the claims it names from the same file.
+            manifest, beside = workload_and_claims(manifest)
+            if isinstance(manifest, dict):  # GPUs asked through DRA claims the file or the model knows
+                manifest = pod_through_claims(pod_through_claims(manifest, beside), advisor.state.dra)
             return dry_run(manifest, nodes, advisor.telemetry, advisor.policy, now, memo, advisor.advise, mix)
         except GpuAdvisorError:
             raise

@@ -54,7 +54,7 @@ def read_manifest(body: bytes) -> Any:
                 return json.loads(body)
             except (json.JSONDecodeError, UnicodeDecodeError):
                 pass  # YAML's flow style opens with a brace too
-        return yaml.load(body, Loader=_YAML_LOADER)  # a safe loader, C or Python
+        return _one_or_list([d for d in yaml.load_all(body, Loader=_YAML_LOADER) if d is not None])
     except yaml.YAMLError:
         raise ManifestError(f"manifest is not valid JSON or YAML: {_python_yaml_problem(body)}") from None
     except RecursionError:
@@ -62,7 +62,7 @@ def read_manifest(body: bytes) -> Any:
 
 
 def read_manifest_file(path: str) -> Any:
-    """The first manifest in a file (``kubectl``'s files often hold several, separated by ``---``)."""
+    """The manifest in a file; several (``---``, as ``kubectl``'s files often hold) as one ``v1 List``."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -75,4 +75,12 @@ def read_manifest_file(path: str) -> Any:
         raise ManifestError(f"{path}: nests deeper than the parser reads") from None
     if not docs:
         raise ManifestError(f"{path} holds no manifest")
-    return docs[0]
+    return _one_or_list(docs)
+
+
+def _one_or_list(docs: list[Any]) -> Any:
+    """One document as itself; several (``---``) as the ``v1 List`` kubectl would make of them, so the
+    workload and the DRA objects it names are read together (``dra_view.workload_and_claims``)."""
+    if len(docs) == 1:
+        return docs[0]
+    return {"apiVersion": "v1", "kind": "List", "items": docs}

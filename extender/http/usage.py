@@ -36,9 +36,12 @@ def build_router(advisor: Advisor) -> APIRouter:
         DCGM meters the pods, and the top workloads; most allocated first."""
         try:
             window_s = parse_window(window)
-            tenant_key(by)
         except ValueError as exc:
             return problem(400, str(exc))
+        try:
+            tenant_key(by)
+        except ValueError as exc:
+            return problem(400, f"query parameter by: {exc}")
         source = advisor.usage
         if source is None:
             return problem(404, "no usage history: start the server with --prometheus URL (kube-state-metrics)")

@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
+from extender.model.object_shape import NODE_SHAPE, shape_problem
+
 __all__ = [
     "MAX_EXTENDER_PRIORITY",
     "ExtenderArgs",
@@ -41,6 +43,16 @@ class NodeList(_Wire):
     def _items_may_be_null(cls, v: Any) -> Any:
         return [] if v is None else v
 
+    @field_validator("items")
+    @classmethod
+    def _items_are_nodes(cls, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Each Node's fields that the model reads have their Kubernetes types (kept raw: a reply of
+        nodeCacheCapable: false hands back the very objects it was sent)."""
+        for n, item in enumerate(items):
+            if (problem := shape_problem(item, NODE_SHAPE, f"[{n}]")) is not None:
+                raise ValueError(problem)
+        return items
+
 
 class ExtenderArgs(_Wire):
     """The body of filter and prioritize: the pod and the candidate nodes (names or full objects)."""
@@ -55,7 +67,7 @@ class ExtenderArgs(_Wire):
         if self.node_names is not None:
             return self.node_names
         if self.nodes is not None:
-            return [str(item.get("metadata", {}).get("name", "")) for item in self.nodes.items]
+            return [str((item.get("metadata") or {}).get("name", "")) for item in self.nodes.items]
         return []
 
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 from extender.errors import InputError
 from extender.model.gpu_vendor import VENDORS, is_gpu_resource
+from extender.model.object_shape import POD_SHAPE, shape_problem
 from extender.model.pod_groups import ANNOTATION_GROUP_SIZE, PodGroup, group_size_knob, pod_group
 from extender.model.quantity import QuantityError, count_quantity, decimal_number
 
@@ -154,9 +155,9 @@ def _container_requests(container: Mapping[str, Any], where: str) -> dict[str, i
 
 def pod_request(pod: Mapping[str, Any]) -> PodRequest:
     """Read a pod (or pod template: ``metadata`` + ``spec``) into what it asks of GPUs."""
+    if (problem := shape_problem(pod, POD_SHAPE)) is not None:
+        raise PodSpecError(problem)  # every reader of the pod after this one may take its shape for granted
     spec = pod.get("spec") or {}
-    if not isinstance(spec, Mapping):
-        raise PodSpecError("spec must be an object")
     totals: dict[str, int] = {}
     for n, container in enumerate(spec.get("containers") or []):
         for name, count in _container_requests(container, f"containers[{n}]").items():

@@ -44,7 +44,7 @@ def _telemetry(
 def _explain(args: argparse.Namespace) -> int:
     from extender.advice import render
     from extender.advice.dryrun import DryRunError, dry_run
-    from extender.cluster.dra_view import pod_through_claims
+    from extender.cluster.dra_view import pod_through_claims, workload_and_claims
     from extender.http.manifests import read_manifest_file
     from extender.scoring import ScoringPolicy
     from extender.scoring.workload import learned_from
@@ -54,7 +54,9 @@ def _explain(args: argparse.Namespace) -> int:
     snap = one_look(args.cluster, args.kubeconfig)
     policy = ScoringPolicy()
     state = snap.cluster(args.cluster)
-    manifest = pod_through_claims(manifest, state.dra)  # GPUs asked through DRA claims the snapshot holds
+    manifest, beside = workload_and_claims(manifest)  # a List or several documents: the workload, its claims
+    # GPUs asked through DRA claims the file or the snapshot holds
+    manifest = pod_through_claims(pod_through_claims(manifest, beside), state.dra)
     telemetry = _telemetry(args, snap, state, policy.telemetry_max_age_s)
     try:
         nodes = state.nodes_by_name()

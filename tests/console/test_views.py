@@ -134,6 +134,14 @@ def test_every_page_sends_a_strict_csp(client: TestClient, path: str) -> None:
     assert "'unsafe-inline'" not in CSP and reply.headers["x-content-type-options"] == "nosniff"
 
 
+@pytest.mark.parametrize(
+    "path", ["/console/no-such.js", "/v1/console/nodes/no-such-node", "/v1/console/pods/web/no-such-pod"]
+)
+def test_a_console_404_sends_the_same_csp(client: TestClient, path: str) -> None:
+    reply = client.get(path)
+    assert reply.status_code == 404 and reply.headers["content-security-policy"] == CSP
+
+
 def test_the_markup_named_pod_is_data_in_json(client: TestClient) -> None:
     card = next(n for n in client.get("/v1/console/cluster").json()["nodes"] if n["name"] == "l40s-a")
     assert {"key": f"web/{XSS_NAME}", "request": "1 GPU"} in card["pods"]

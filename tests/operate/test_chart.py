@@ -122,9 +122,14 @@ def test_chart_package_and_kustomize_name_one_version() -> None:
     assert chart["appVersion"] == chart["version"] == labels["app.kubernetes.io/version"] == version("gpu-advisor")
 
 
-def test_every_object_carries_the_recommended_labels() -> None:
-    for doc in render(SETUPS["everything set"], "v1.36.0", MONITORING):
+COMPONENTS = {"gpu-advisor", "gpu-advisor-agent", "gpu-advisor-scheduler", "gpu-advisor-certs"}
+
+
+@pytest.mark.parametrize("setup", SETUPS)
+def test_every_object_carries_the_recommended_labels(setup: str) -> None:
+    for doc in render(SETUPS[setup], "v1.36.0", MONITORING):
         labels = doc["metadata"]["labels"]
+        assert labels.get("app.kubernetes.io/name") in COMPONENTS, (doc["kind"], doc["metadata"]["name"])
         assert labels["app.kubernetes.io/part-of"] == "gpu-advisor"
         assert labels["app.kubernetes.io/instance"] == "gpu-advisor"
         assert labels["app.kubernetes.io/version"] == version("gpu-advisor")

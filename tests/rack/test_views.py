@@ -6,10 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
 from extender.advice.diagnose import diagnose
+from extender.http.advisor import Advisor
 from extender.scoring import ScoringPolicy
 from extender.sources.snapshot import parse_snapshot, simulated_cluster
+from gpu_advisor.app import create_app
 from gpu_advisor.cli import main
 from tests.rack.cluster import NOW, two_jobsets_and_a_third_waiting, worker
 
@@ -44,3 +47,17 @@ def test_the_simulated_rack_holds_eighteen_trays_in_one_clique_beside_the_simula
     trays = [n for name, n in rack.items() if name not in plain]
     assert len(trays) == 18 and {n.gpu_total for n in trays} == {4}
     assert {n.labels["nvidia.com/gpu.clique"] for n in trays} == {trays[0].topology.clique}  # type: ignore[union-attr]
+
+
+def test_the_node_inventory_names_each_trays_clique_and_none_for_a_node_off_any_fabric() -> None:
+    state = simulated_cluster(now=NOW, rack=True).cluster("simulated-rack")
+    advisor = Advisor(state=state, telemetry=None, policy=ScoringPolicy(), clock=lambda: NOW)
+    with TestClient(create_app(advisor)) as api:
+        nodes = {n["name"]: n for n in api.get("/v1/nodes").json()}
+        one = api.get("/v1/nodes/" + next(iter(nodes))).json()
+    plain = simulated_cluster(now=NOW).cluster("plain").nodes_by_name()
+    trays = {name: n["nvlink_clique"] for name, n in nodes.items() if name not in plain}
+    clique = state.nodes_by_name()[next(iter(trays))].labels["nvidia.com/gpu.clique"]
+    assert len(trays) == 18 and set(trays.values()) == {clique}
+    assert {n["nvlink_clique"] for name, n in nodes.items() if name in plain} == {None}
+    assert "nvlink_clique" in one

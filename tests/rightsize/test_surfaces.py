@@ -107,6 +107,14 @@ def test_the_api_refuses_bad_parameters_with_400(served: TestClient, params: dic
     assert reply.status_code == 400 and detail in reply.json()["detail"]
 
 
+def test_empty_query_parameters_are_parameters_not_given(served: TestClient) -> None:
+    # namespace= is every namespace (not the one named ""), min_gpus= the default 0.
+    everything = served.get("/v1/rightsize", params={"window": "7d"}).json()
+    reply = served.get("/v1/rightsize?namespace=&window=7d&min_gpus=")
+    assert reply.status_code == 200, reply.text
+    assert reply.json() == everything and len(everything["workloads"]) == 9  # ml alone has 2
+
+
 def test_the_api_says_404_without_history_and_503_when_prometheus_fails(api: TestClient, advisor: Advisor) -> None:
     reply = api.get("/v1/rightsize")
     assert reply.status_code == 404 and "--prometheus" in reply.json()["detail"]

@@ -88,6 +88,17 @@ def test_the_api_refuses_bad_parameters_with_400(served: TestClient, params: dic
     assert reply.status_code == 400 and detail in reply.json()["detail"]
 
 
+def test_a_bad_by_names_the_query_parameter_not_the_cli_flag(served: TestClient) -> None:
+    detail = served.get("/v1/usage", params={"by": "team"}).json()["detail"]
+    assert detail.startswith("query parameter by: 'team' is not a tenant") and "--by" not in detail
+
+
+def test_an_empty_by_is_the_default_namespace(served: TestClient) -> None:
+    reply = served.get("/v1/usage?by=&window=30d")
+    assert reply.status_code == 200, reply.text
+    assert reply.json() == served.get("/v1/usage", params={"window": "30d"}).json()
+
+
 def test_the_gauges_keep_the_most_allocated_tenants_and_sum_the_rest(advisor: Advisor) -> None:
     ask = gpu_ask("nvidia.com/gpu", 1)
     assert ask is not None

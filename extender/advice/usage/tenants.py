@@ -35,7 +35,7 @@ def tenant_key(by: str) -> Callable[[PodUsage], str]:
         # kube-state-metrics writes label keys with "_" for what Prometheus names cannot hold.
         exported = re.sub(r"[^A-Za-z0-9_]", "_", key)
         return lambda p: p.labels.get(key) or p.labels.get(exported) or UNLABELLED
-    raise ValueError(f"--by {by!r}: give namespace, workload or label:KEY (e.g. label:team)")
+    raise ValueError(f"{by!r} is not a tenant: give namespace, workload or label:KEY (e.g. label:team)")
 
 
 def _r(value: float | None) -> float | None:

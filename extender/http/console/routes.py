@@ -54,6 +54,13 @@ def _json(doc: Any) -> Response:
     return reply
 
 
+def _missing(detail: str) -> Response:
+    """A 404 of the console's, with its headers too: the policy holds for every console reply."""
+    reply = problem(404, detail)
+    reply.headers.update(SECURITY_HEADERS)
+    return reply
+
+
 def build_router(advisor: Advisor) -> APIRouter:
     router = APIRouter()
     _page_routes(router)
@@ -68,7 +75,7 @@ def build_router(advisor: Advisor) -> APIRouter:
         """A node's GPU wiring, tiles and the best sets it could still give for k = 1, 2, 4, 8."""
         node = advisor.state.node(name)
         if node is None:
-            return problem(404, f"no node {name!r} in the advisor's model ({len(advisor.state.nodes())} nodes)")
+            return _missing(f"no node {name!r} in the advisor's model ({len(advisor.state.nodes())} nodes)")
         return _json(node_view(advisor, node))
 
     @router.get("/v1/console/pods/{namespace}/{name}", tags=["console"], responses=_NOT_FOUND)
@@ -76,7 +83,7 @@ def build_router(advisor: Advisor) -> APIRouter:
         """A bound GPU pod: its node and GPUs, and its shape judged on every node now."""
         view = pod_view(advisor, f"{namespace}/{name}")
         if view is None:
-            return problem(404, f"no GPU pod {namespace}/{name} bound to a node in the advisor's model")
+            return _missing(f"no GPU pod {namespace}/{name} bound to a node in the advisor's model")
         return _json(view)
 
     @router.get("/v1/console/pending", tags=["console"])
@@ -107,5 +114,5 @@ def _page_routes(router: APIRouter) -> None:
     def console_asset(name: str) -> Response:
         body = _asset(name)
         if body is None:
-            return problem(404, f"no console asset {name!r}")
+            return _missing(f"no console asset {name!r}")
         return _served(body, name)

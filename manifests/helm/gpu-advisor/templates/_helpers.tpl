@@ -1,10 +1,14 @@
-{{/* Labels on every object: who it is, which release, which version, who manages it. */}}
+{{/* Labels on every object: what it is part of (name: gpu-advisor, gpu-advisor-agent, -scheduler or
+-certs), which release, which version, who manages it. Called with (dict "root" $ "name" "…"), so no
+object can be given the common labels without its name. */}}
 {{- define "gpu-advisor.labels" -}}
+{{- $root := .root -}}
+app.kubernetes.io/name: {{ required "gpu-advisor.labels needs a name" .name }}
 app.kubernetes.io/part-of: gpu-advisor
-app.kubernetes.io/instance: {{ .Release.Name }}
-app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
-app.kubernetes.io/managed-by: {{ .Release.Service }}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+app.kubernetes.io/instance: {{ $root.Release.Name }}
+app.kubernetes.io/version: {{ $root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ $root.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" $root.Chart.Name $root.Chart.Version }}
 {{- end -}}
 
 {{/* The advisor's image: repository:tag, or repository:tag@digest when a digest is pinned. */}}
@@ -42,7 +46,7 @@ capabilities:
 {{- define "gpu-advisor.relabel" -}}
 {{- $doc := .doc -}}
 {{- $meta := $doc.metadata -}}
-{{- $_ := set $meta "labels" (merge (dict) (include "gpu-advisor.labels" .root | fromYaml) ($meta.labels | default dict)) -}}
+{{- $_ := set $meta "labels" (merge (dict) (include "gpu-advisor.labels" (dict "root" .root "name" .name) | fromYaml) ($meta.labels | default dict)) -}}
 {{- toYaml $doc -}}
 {{- end -}}
 
@@ -55,8 +59,7 @@ capabilities:
 {{- define "gpu-advisor.certsPod" -}}
 metadata:
   labels:
-    {{- include "gpu-advisor.labels" . | nindent 4 }}
-    app.kubernetes.io/name: gpu-advisor-certs
+    {{- include "gpu-advisor.labels" (dict "root" . "name" "gpu-advisor-certs") | nindent 4 }}
 spec:
   serviceAccountName: gpu-advisor-certs
   restartPolicy: OnFailure
