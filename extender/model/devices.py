@@ -122,9 +122,15 @@ def link_from_dict(doc: Any, n: int) -> Link:
         except ValueError:
             levels = ", ".join(p.value for p in PcieLevel)
             raise TopologyError(f"{where}: pcie {pcie_raw!r} is not one of {levels} or null") from None
+    # ``gpu_links`` names the count whatever the fabric (NVLink, XGMI); ``nvlinks`` is what documents
+    # before it wrote, and what servers before it read, so writers keep both for now (``to_dict``).
+    links = _typed(doc, "gpu_links", int, where)
+    legacy = _typed(doc, "nvlinks", int, where)
+    if links is not None and legacy is not None and links != legacy:
+        raise TopologyError(f"{where}: gpu_links {links} and nvlinks {legacy} disagree (nvlinks is its old name)")
     return Link(
         a=_typed(doc, "a", int, where, required=True),
         b=_typed(doc, "b", int, where, required=True),
-        nvlinks=_typed(doc, "nvlinks", int, where) or 0,
+        nvlinks=(links if links is not None else legacy) or 0,
         pcie=pcie,
     )

@@ -1,6 +1,7 @@
 """How the GPUs of one node are wired: a GPU per index and a link per pair (``graph`` gives it as networkx).
 
-Every unordered GPU pair has exactly one edge carrying ``nvlinks`` (bonded NVLinks, 0 when none) and
+Every unordered GPU pair has exactly one edge carrying ``nvlinks`` (bonded GPU-to-GPU links — NVLink, or
+XGMI on AMD — 0 when none) and
 ``pcie`` (the PCIe common-ancestor level, ``None`` when unknown). Sources: NVML (``extender.sources.nvml``),
 ``nvidia-smi topo -m`` text (``extender.model.smi_topo``) and the versioned JSON document below, which is
 also the Node annotation ``gpu-advisor.io/topology``.
@@ -11,14 +12,19 @@ JSON document (version 1)::
      "gpus":  [{"index": 0, "uuid": "GPU-…", "pci_bus_id": "0000:07:00.0", "product": "NVIDIA H100",
                 "memory_mib": 81559, "numa_node": 0,
                 "mig": null | {"instances": [{"profile": "1g.10gb", "uuid": "MIG-…", "memory_mib": 9856}]}}],
-     "links": [{"a": 0, "b": 1, "nvlinks": 18, "pcie": "NODE"}],
+     "links": [{"a": 0, "b": 1, "gpu_links": 18, "nvlinks": 18, "pcie": "NODE"}],
      "clique": null,
+     "fabric": "nvlink",         # what gpu_links counts: "nvlink", or "xgmi" on AMD
      "vendor": "amd"}            # optional: absent means NVIDIA (``extender.model.gpu_vendor``)
 
-Only ``index`` is required per GPU, and only ``a``/``b`` per link (``nvlinks`` defaults to 0, ``pcie`` to
-null), so a machine can be described by hand; a pair with no link entry is taken as ``nvlinks: 0,
-pcie: null``. ``mig`` is null when MIG is unknown or disabled. On an AMD node ``nvlinks`` counts XGMI
-links: the two fabrics join GPUs the same way, and ``vendor`` says which one it is.
+Only ``index`` is required per GPU, and only ``a``/``b`` per link (``gpu_links`` defaults to 0, ``pcie``
+to null), so a machine can be described by hand; a pair with no link entry is taken as ``gpu_links: 0,
+pcie: null``. ``mig`` is null when MIG is unknown or disabled. ``gpu_links`` counts the GPU-to-GPU
+links of the node's fabric, which ``fabric`` names (NVLink, or XGMI on AMD: the two join GPUs the same
+way). ``nvlinks`` is its old name: documents that have only it are read as before, and writers still
+write it beside ``gpu_links`` so that a server from before the rename reads a new agent's annotation
+(a mixed-version rollout) and does not take XGMI pairs for unlinked ones; ``fabric`` is ignored on read
+(``vendor`` decides).
 """
 
 from __future__ import annotations
@@ -208,10 +214,17 @@ class GpuTopology:
             "version": SCHEMA_VERSION,
             "gpus": [gpu_to_dict(g) for g in self._gpus],
             "links": [
-                {"a": lk.a, "b": lk.b, "nvlinks": lk.nvlinks, "pcie": lk.pcie.value if lk.pcie else None}
+                {
+                    "a": lk.a,
+                    "b": lk.b,
+                    "gpu_links": lk.nvlinks,
+                    "nvlinks": lk.nvlinks,
+                    "pcie": lk.pcie.value if lk.pcie else None,
+                }
                 for lk in self.links
             ],
             "clique": self.clique,
+            "fabric": self._vendor.link.lower(),
         }
         if self._vendor.name != "nvidia":  # written only when needed: NVIDIA documents stay as they were
             doc["vendor"] = self._vendor.name

@@ -110,3 +110,27 @@ def test_a_hand_written_document_needs_only_indices_and_links() -> None:
 def test_bad_documents_say_what_is_wrong(doc: str, message: str) -> None:
     with pytest.raises(TopologyError, match=message.replace("[", r"\[").replace("]", r"\]")):
         GpuTopology.from_json(doc)
+
+
+def _pair(vendor: str) -> GpuTopology:
+    return GpuTopology([Gpu(0), Gpu(1)], [Link(0, 1, 7, PcieLevel.SYS)], vendor=vendor)
+
+
+@pytest.mark.parametrize(("vendor", "fabric"), [("nvidia", "nvlink"), ("amd", "xgmi")])
+def test_the_document_names_the_link_kind_and_counts_links_under_a_vendor_neutral_field(
+    vendor: str, fabric: str
+) -> None:
+    doc = _pair(vendor).to_dict()
+    assert doc["fabric"] == fabric
+    # gpu_links is the count; nvlinks, its old name, is written beside it so that a server from before
+    # the rename still sees the XGMI or NVLink pair as linked during a mixed-version rollout
+    assert doc["links"] == [{"a": 0, "b": 1, "gpu_links": 7, "nvlinks": 7, "pcie": "SYS"}]
+
+
+def test_documents_with_either_name_read_alike_and_names_that_disagree_are_refused() -> None:
+    old = '{"gpus": [{"index": 0}, {"index": 1}], "links": [{"a": 0, "b": 1, "nvlinks": 7}], "vendor": "amd"}'
+    new = '{"gpus": [{"index": 0}, {"index": 1}], "links": [{"a": 0, "b": 1, "gpu_links": 7}], "vendor": "amd"}'
+    assert GpuTopology.from_json(old).link(0, 1).nvlinks == GpuTopology.from_json(new).link(0, 1).nvlinks == 7
+    both = '{"gpus": [{"index": 0}, {"index": 1}], "links": [{"a": 0, "b": 1, "gpu_links": 7, "nvlinks": 4}]}'
+    with pytest.raises(TopologyError, match="gpu_links 7 and nvlinks 4 disagree"):
+        GpuTopology.from_json(both)
