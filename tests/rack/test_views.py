@@ -32,7 +32,7 @@ def test_diagnose_says_the_third_group_waits_for_a_clique_with_room_for_all_eigh
     assert (found.answer.name, found.answer.finding) == ("placement", f"pod group: {WAITS}")
     # hgx-a, hgx-b (no clique) and the two free trays (too few) are each held out with the reason
     assert found.answer.evidence == tuple(
-        f"{node}: gpu-advisor: {WAITS}" for node in ("hgx-a", "hgx-b", "rack0-tray-17", "rack0-tray-18")
+        f"{node}: gpu-advisor: {WAITS}" for node in ("hgx-a", "hgx-b", "rack0-tray-10", "rack0-tray-18")
     )
 
 
