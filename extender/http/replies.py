@@ -5,8 +5,9 @@ name, ``"name":"reason"``, ``{"Host":…,"Score":…}``) are made once, kept on 
 (``Verdict.encoded``: they go with it when a refresh replaces it) and reused while the scoring memo
 hands back that same verdict. Replies are kept per pod request (content): the last reply's fragments
 position by position (kube-scheduler asks about the same candidates again and again, so checking
-which verdicts changed is one pass in C). A priority entry depends only on the name and the score, so
-the nodes' entries are made once per (name, score) and shared by every verdict that has them.
+which verdicts changed is one pass in C). A priority entry depends only on the name and the score, and
+a refusal's fragments on the name and the reason, so those are made once and shared by every verdict
+that has them.
 
 Whole replies are kept too (:class:`WholeReplies`): while a pod shape's remembered verdicts keep one
 version and the candidates are the same list, the reply is the very bytes of last time, and a call
@@ -83,8 +84,10 @@ class ReplyFragments:
         self._alike: dict[tuple[int, int, int], _Reply] = {}  # recent replies by (length, first, last verdict)
         self._quoted: dict[str, str] = {}
         self._reasons: dict[str, str] = {}
-        # Priority entries by (name, score): eleven scores at most per node, however many verdicts.
+        # Priority entries of fitting verdicts by (name, score): eleven at most per node, however many
+        # verdicts; a refusal's fragments by (name, reason).
         self._priorities: dict[tuple[str, int], str] = {}
+        self._refusals: dict[tuple[str, str], _Fragments] = {}
         self.encoded = 0  # verdicts encoded so far (each once: the fragments stay on the verdict)
 
     def encode_ahead(self, verdicts: list[Verdict]) -> None:
@@ -100,23 +103,28 @@ class ReplyFragments:
             if len(quoted) > 50_000:
                 quoted.clear()
             name = quoted[v.node] = encode_basestring_ascii(v.node)
-        score = v.score if v.fits else 0
-        priority = self._priorities.get((v.node, score))
-        if priority is None:
-            if len(self._priorities) > 200_000:
-                self._priorities.clear()
-            priority = self._priorities[(v.node, score)] = f'{{"Host":{name},"Score":{score}}}'
         if v.fits:
-            found: _Fragments = (name, priority)
-        else:
+            priority = self._priorities.get((v.node, v.score))
+            if priority is None:
+                if len(self._priorities) > 100_000:
+                    self._priorities.clear()
+                priority = self._priorities[(v.node, v.score)] = f'{{"Host":{name},"Score":{v.score}}}'
+            v.encoded = found = (name, priority)
+            return found
+        # A node refuses many shapes alike (every AMD pod size on an NVIDIA node, "offers
+        # nvidia.com/gpu, pod asks for amd.com/gpu"): one pair of fragments per node and reason.
+        refusal = self._refusals.get((v.node, v.reason))
+        if refusal is None:
             reason = reasons.get(v.reason)
             if reason is None:
                 if len(reasons) > 50_000:
                     reasons.clear()
                 reason = reasons[v.reason] = encode_basestring_ascii(v.reason)
-            found = (f"{name}:{reason}", priority)
-        v.encoded = found
-        return found
+            if len(self._refusals) > 200_000:
+                self._refusals.clear()
+            refusal = self._refusals[(v.node, v.reason)] = (f"{name}:{reason}", f'{{"Host":{name},"Score":0}}')
+        v.encoded = refusal
+        return refusal
 
     def filter_parts(self, request: PodRequest, verdicts: list[Verdict]) -> FilterParts:
         """(passed names, failed entries, unresolvable entries), each already JSON; read them only."""

@@ -27,7 +27,7 @@ from extender.placement import Placer
 from extender.scoring.headroom import headroom
 from extender.scoring.live import LiveReadings
 from extender.scoring.memo import PlanKey, Shape
-from extender.scoring.node_verdict import Headroom, judged, keep, plan_for, verdict_of
+from extender.scoring.node_verdict import FOREVER, Headroom, judged, keep, plan_for, verdict_of
 from extender.scoring.plan import Plan, memory_matters
 from extender.scoring.verdict import Verdict
 
@@ -243,7 +243,7 @@ class Work:
     def judge(self, node: NodeState, name: str) -> tuple[Verdict, float]:
         found = self.plan(node)
         if not found.fits:
-            return verdict_of(node, name, self.shape, found, self.now)[0], float("inf")
+            return verdict_of(node, name, self.shape, found, self.now)[0], FOREVER
         shape, now, live = self.shape, self.now, self.live
 
         def room_of(p: Plan) -> Headroom:

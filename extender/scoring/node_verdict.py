@@ -18,7 +18,11 @@ from extender.scoring.share_plan import plan_cpu_only, plan_shared
 from extender.scoring.stranding import NEUTRAL_LEVEL
 from extender.scoring.verdict import Verdict
 
-__all__ = ["Headroom", "judged", "keep", "plan_for", "plan_of", "verdict_of"]
+__all__ = ["FOREVER", "Headroom", "judged", "keep", "plan_for", "plan_of", "verdict_of"]
+
+# Until when a refusal holds: one float for all of them (``float("inf")`` makes a new one at each call,
+# and the per-node memos keep one per refusal: 60,000 at 5,000 nodes).
+FOREVER = float("inf")
 
 
 def plan_of(node: NodeState, key: PlanKey, placer: Placer) -> Plan:
@@ -53,7 +57,7 @@ def judged(
     lets the advisor choose the set (``held.steer``); ``room_of``: a plan's headroom (default: the
     full look, ``headroom.headroom``)."""
     if not found.fits:
-        return verdict_of(node, name, shape, found, now)[0], float("inf")
+        return verdict_of(node, name, shape, found, now)[0], FOREVER
 
     def full(p: Plan) -> Headroom:
         return headroom(node, p.telemetry_gpus, shape.telemetry, shape.policy, now)
@@ -85,7 +89,7 @@ def verdict_of(
     """The verdict and until when it holds; ``room``: the headroom, if already worked out; ``around``:
     the memory-held GPUs the plan was chosen without."""
     if not plan.fits:
-        return Verdict(name, False, plan.reason, unresolvable=plan.unresolvable), float("inf")
+        return Verdict(name, False, plan.reason, unresolvable=plan.unresolvable), FOREVER
     value, note, valid_until, held = room or headroom(node, plan.telemetry_gpus, shape.telemetry, shape.policy, now)
     if not plan.components:  # a pod that asks no GPU, on a node that cannot inform its stranding
         return Verdict(name, True, plan.reason, score=0, rank=(NEUTRAL_LEVEL, 0.0)), valid_until
