@@ -7,7 +7,6 @@ import logging
 import os
 import socket
 import ssl
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -63,18 +62,6 @@ class Background:
     def stop(self) -> None:
         for part in self.parts:
             part.stop()
-
-
-SWITCH_INTERVAL_S = 0.0005
-
-
-def share_the_interpreter() -> None:
-    """Hand the interpreter lock over every 0.5 ms (Python's default: 5 ms) while background threads
-    run. A telemetry refresh is 0.1-0.3 s of Python on its own thread at 5,000 nodes; the event loop
-    gives the lock up at each socket read and write and then waits for the refreshing thread's turn to
-    end, so a call made during a refresh waited 5 ms several times over (wrk: p99 of 0.1-0.4 s at
-    8 connections while telemetry refreshed every few seconds)."""
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 
 def settle_memory() -> None:
@@ -294,7 +281,6 @@ def run(
     if advisor.state.ready:  # a snapshot: built already (a live cluster's watch does this once synced)
         advisor.keep_standing()
         settle_memory()
-    share_the_interpreter()
     background.start()
 
     try:
