@@ -144,5 +144,10 @@ class TelemetryBoard:
     def nodes(self) -> set[str]:
         return {n for n, _ in self._readings}
 
+    def readings(self) -> Mapping[tuple[str, str], GpuReading]:
+        """Every reading on the board now, by (node, GPU key): read only (the board swaps its readings
+        whole on each refresh and never changes them in place)."""
+        return self._readings
+
     def __len__(self) -> int:
         return len(self._readings)
