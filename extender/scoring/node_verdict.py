@@ -4,7 +4,7 @@ memory something holds is refused, steered or ranked below (``held``). Remembere
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from extender.cluster.state import NodeState
 from extender.placement import Placer
@@ -16,7 +16,7 @@ from extender.scoring.memo import PlanKey, Shape, keep
 from extender.scoring.plan import Plan, plan
 from extender.scoring.share_plan import plan_cpu_only, plan_shared
 from extender.scoring.stranding import NEUTRAL_LEVEL
-from extender.scoring.verdict import Verdict
+from extender.scoring.verdict import Blend, Verdict
 
 __all__ = ["FOREVER", "Headroom", "judged", "keep", "plan_for", "plan_of", "verdict_of"]
 
@@ -104,7 +104,7 @@ def verdict_of(
     return verdict, valid_until
 
 
-def _look(plan: Plan, shape: Shape, value: float, note: str, held: bool) -> tuple[str, dict[str, float], int, Rank]:
+def _look(plan: Plan, shape: Shape, value: float, note: str, held: bool) -> tuple[str, Mapping[str, float], int, Rank]:
     """(reason, breakdown, score, rank) of a fitting plan with this headroom: worked out once per plan
     and headroom, and shared by the verdicts of every node with that plan (alike nodes share plans:
     ``alike``). At 5,000 nodes a verdict each with its own reason, breakdown and rank was most of the
@@ -116,13 +116,30 @@ def _look(plan: Plan, shape: Shape, value: float, note: str, held: bool) -> tupl
     key = (value, note, held)
     found = looks.get(key)
     if found is None:
-        components = {**plan.components, "headroom": value}
+        components = Blend(plan.components, value)
         blended = blend(components, shape.weights, shape.total_weight)
         level = float(NEUTRAL_LEVEL if plan.level is None else plan.level)
         rank = (level - HELD if held else level, blended)
-        if len(looks) >= 64:  # headroom values seen across refreshes: keep the recent ones
+        # A few recent headrooms: alike nodes with alike telemetry hit them; where every node's
+        # telemetry differs (a real fleet), each entry is one node's and a long list is only garbage.
+        if len(looks) >= 8:
             looks.clear()
-        found = looks[key] = (f"{plan.reason}; {note}", components, max(0, min(10, round(10 * blended))), rank)
+        found = looks[key] = (_reason(plan.reason, note), components, max(0, min(10, round(10 * blended))), rank)
+    return found
+
+
+_REASONS: dict[tuple[str, str], str] = {}
+
+
+def _reason(plan_reason: str, note: str) -> str:
+    """A fitting verdict's reason, one string per (plan's reason, headroom note): the note is in whole
+    percents, so nodes whose headrooms differ in the digits still share it."""
+    key = (plan_reason, note)
+    found = _REASONS.get(key)
+    if found is None:
+        if len(_REASONS) >= 4096:
+            _REASONS.clear()
+        found = _REASONS[key] = f"{plan_reason}; {note}"
     return found
 
 
