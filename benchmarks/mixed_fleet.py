@@ -27,10 +27,12 @@ def mixed_fleet(nodes: int) -> dict[str, Any]:
     keeps its labels, free GPUs, telemetry and bound pods (renamed with it). A short-form snapshot: it
     is the form that carries telemetry (a ``v1 List`` has none)."""
     doc = simulated_doc()
-    base, pods_of = doc["nodes"], {}
+    base = doc["nodes"]
+    pods_of: dict[str, list[dict[str, Any]]] = {}
     for pod in doc.get("pods") or []:
         pods_of.setdefault(pod.get("node"), []).append(pod)
-    out_nodes, out_pods = [], []
+    out_nodes: list[dict[str, Any]] = []
+    out_pods: list[dict[str, Any]] = []
     for i in range(nodes):
         entry = copy.deepcopy(base[i % len(base)])
         name = entry["name"] = f"{entry['name']}-{i:05d}"
