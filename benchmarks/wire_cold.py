@@ -2,7 +2,8 @@
 
     python benchmarks/wire_cold.py [--nodes 5000] [--counts 500,5000] [--fleet synthetic|mixed]
 
-Writes the synthetic cluster of benchmarks/extender.py as a JSON snapshot, measures ``gpu-advisor serve
+Writes the fleet (``--fleet``: the synthetic cluster of benchmarks/extender.py, or the mixed fleet of
+benchmarks/mixed_fleet.py) as a JSON snapshot, measures ``gpu-advisor serve
 --cluster FILE`` to /readyz and its resident memory, then starts the advisor of benchmarks/wire_servers.py
 and times the first filter call of new pod shapes (a fresh connection each), wall time and the server's
 CPU time. benchmarks/wire.py runs the same after its warm and refresh runs. All traffic to 127.0.0.1.
