@@ -1,9 +1,13 @@
 """The extender over the wire: the real server against a true no-op, in one run, with wrk.
 
     apt-get install wrk; pip install -e '.[test]'
-    python benchmarks/wire.py [--nodes 5000] [--duration 3] [--out benchmarks/results]
+    python benchmarks/wire.py [--nodes 5000] [--duration 3] [--fleets synthetic,mixed] [--out benchmarks/results]
 
-Builds the 5,000-node synthetic cluster of benchmarks/extender.py as a JSON snapshot, starts
+Two fleets, one after the other, each measured the same way: "synthetic", the 5,000-node cluster of
+benchmarks/extender.py (five NVIDIA machine types, random free GPUs, no pods), and "mixed", the
+simulated cluster's seven nodes (V100 DGX-1s, HGX H100, L40S, A100 with MIG, time-sliced T4s, MI300X)
+with their pods and telemetry, replicated to as many nodes (benchmarks/mixed_fleet.py). For each it
+writes the fleet as a JSON snapshot, starts
 ``gpu-advisor serve --cluster FILE`` on 127.0.0.1 (start-up time to /readyz and resident memory are
 measured), fetches its reply to every body and starts the no-op of benchmarks/wire_servers.py, which
 answers those very bytes. Then wrk (one thread, 1 and 8 connections) POSTs real kube-scheduler bodies
@@ -13,7 +17,10 @@ seconds each; then all again with a telemetry refresh of every GPU every ``--ref
 (each such run lasting at least that long). Last, the first call of new pod shapes (cold) at 500 and
 5,000 names, as benchmarks/wire_cold.py measures them (that script alone: start-up and cold calls).
 
-Prints req/s, p50/p99 and the advisor/no-op ratio; writes wire.csv and wire.png to ``--out``.
+Prints req/s, p50/p99 and the advisor/no-op ratio with the load average, and per fleet the start-up
+time and resident memory (once ready, and of the advisor after its refresh runs). Writes to ``--out``:
+wire.csv (a row per fleet, refresh, names, verb and connections), wire-fleets.csv (a row per fleet:
+start-up and memory), wire.png (the synthetic fleet) and wire-mixed.png (the mixed fleet).
 All traffic goes to 127.0.0.1. The machine should be otherwise idle: compare ratios, not absolutes.
 """
 
@@ -48,9 +55,19 @@ SHAPES = (1, 2, 4, 8)
 TEMPLATE = HERE.parent / "tests/data/kube/extender-filter-cache.json"
 
 
+FLEETS = ("synthetic", "mixed")
+
+
 def synthetic_snapshot(nodes: int) -> dict[str, Any]:
     """The synthetic cluster benchmarks/extender.py measures (loaded from that file, not copied)."""
     return sibling("extender").synthetic_cluster(nodes)  # type: ignore[no-any-return]
+
+
+def fleet_snapshot(fleet: str, nodes: int) -> dict[str, Any]:
+    """The snapshot document of a fleet: "synthetic" or "mixed" (benchmarks/mixed_fleet.py)."""
+    if fleet == "mixed":
+        return sibling("mixed_fleet").mixed_fleet(nodes)  # type: ignore[no-any-return]
+    return synthetic_snapshot(nodes)
 
 
 def body(
@@ -156,9 +173,13 @@ def wrk(port: int, path: str, bodies_file: Path, connections: int, duration: flo
     }
 
 
-def measure(args: argparse.Namespace, snapshot: Path, work: Path, names: list[str]) -> list[dict[str, Any]]:
-    """Every (refresh, names, verb, connections): wrk against the advisor, then against the no-op."""
+def measure(
+    args: argparse.Namespace, snapshot: Path, work: Path, names: list[str], fleet: str
+) -> tuple[list[dict[str, Any]], float]:
+    """Every (refresh, names, verb, connections): wrk against the advisor, then against the no-op; and
+    the advisor's resident MiB after its refresh runs."""
     rows: list[dict[str, Any]] = []
+    rss_after = 0.0
     advisor_port, noop_port = free_port(), free_port()
     for refresh in (False, True):
         argv = [sys.executable, str(HERE / "wire_servers.py"), "advisor", "--snapshot", str(snapshot)]
@@ -185,7 +206,8 @@ def measure(args: argparse.Namespace, snapshot: Path, work: Path, names: list[st
                 with server([*noop_argv, "--port", str(noop_port)], noop_port):
                     for count in args.counts:
                         for connections in (1, 8):
-                            row = {"refresh": refresh, "names": count, "verb": verb, "connections": connections}
+                            row = {"fleet": fleet, "refresh": refresh, "names": count, "verb": verb}
+                            row["connections"] = connections
                             # A refresh run lasts a refresh interval at least: every run sees one.
                             duration = max(args.duration, args.refresh_every) if refresh else args.duration
                             ports = (advisor_port, noop_port)
@@ -193,8 +215,9 @@ def measure(args: argparse.Namespace, snapshot: Path, work: Path, names: list[st
                             rows.append(row)
                             print_row(row)
             if refresh:
-                print(f"advisor RSS after the refresh runs: {rss_mib(advisor.pid)[0]:.0f} MiB")
-    return rows
+                rss_after = rss_mib(advisor.pid)[0]
+                print(f"{fleet} fleet: advisor RSS after the refresh runs: {rss_after:.0f} MiB")
+    return rows, rss_after
 
 
 def pair(
@@ -221,7 +244,8 @@ def pair(
 
 def print_row(row: dict[str, Any]) -> None:
     print(
-        f"{'yes' if row['refresh'] else 'no':>7} {row['names']:>5} {row['verb']:<10} {row['connections']:>2} "
+        f"{row['fleet']:<9} {'yes' if row['refresh'] else 'no':>7} {row['names']:>5} {row['verb']:<10} "
+        f"{row['connections']:>2} "
         f"{row['advisor_rps']:>9.0f} {row['advisor_p50_ms']:>7.2f} {row['advisor_p99_ms']:>7.2f} "
         f"{row['noop_rps']:>9.0f} {row['noop_p50_ms']:>7.2f} {row['noop_p99_ms']:>7.2f} "
         f"{row['ratio']:>6.2f}× ({row['ratio_min']:.2f}–{row['ratio_max']:.2f}) load {row['load1']:.1f}",
@@ -242,32 +266,70 @@ def main() -> int:
         help="seconds between telemetry refreshes in the refresh runs, each of which lasts at least this long "
         "(default 5: three times the rate of the Prometheus poll's default 15 s)",
     )
-    parser.add_argument("--out", type=Path, default=HERE / "results", help="where wire.csv and wire.png go")
+    parser.add_argument(
+        "--fleets",
+        type=lambda s: [f for f in s.split(",") if f],
+        default=list(FLEETS),
+        help="fleets to measure, in turn: synthetic, mixed (default both)",
+    )
+    parser.add_argument("--out", type=Path, default=HERE / "results", help="where the CSV and PNG files go")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("wrk is not installed: apt-get install wrk (Debian/Ubuntu) or brew install wrk", file=sys.stderr)
         return 2
+    unknown = [f for f in args.fleets if f not in FLEETS]
+    if unknown or not args.fleets:
+        print(f"--fleets: choose from {', '.join(FLEETS)} (got {', '.join(unknown) or 'none'})", file=sys.stderr)
+        return 2
     args.counts = [c for c in args.counts if c <= args.nodes]
     cold = sibling("wire_cold")  # start-up and the cold first calls: benchmarks/wire_cold.py
+    rows: list[dict[str, Any]] = []
+    fleets: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="wire-bench-") as tmp:
         work = Path(tmp)
-        snapshot, names = cold.write_snapshot(work, args.nodes)
-        seconds, rss = cold.startup(snapshot)
-        print(f"gpu-advisor serve --cluster FILE: ready in {seconds:.2f} s, {rss:.0f} MiB resident")
-        print(
-            f"{'refresh':>7} {'names':>5} {'verb':<10} {'c':>2} {'adv r/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
-            f"{'noop r/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'ratio':>7}"
-        )
-        rows = measure(args, snapshot, work, names)
-        cold.report(cold.cold_calls(snapshot, names, [c for c in args.counts if c >= 500]))
+        for fleet in args.fleets:
+            snapshot, names = cold.write_snapshot(work, args.nodes, fleet)
+            seconds, rss = cold.startup(snapshot)
+            print(f"{fleet} fleet, gpu-advisor serve --cluster FILE: ready in {seconds:.2f} s, {rss:.0f} MiB resident")
+            print(
+                f"{'fleet':<9} {'refresh':>7} {'names':>5} {'verb':<10} {'c':>2} {'adv r/s':>9} {'p50 ms':>7} "
+                f"{'p99 ms':>7} {'noop r/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'ratio':>7}"
+            )
+            found, rss_after = measure(args, snapshot, work, names, fleet)
+            rows += found
+            cold.report(cold.cold_calls(snapshot, names, [c for c in args.counts if c >= 500]))
+            fleets.append(
+                {
+                    "fleet": fleet,
+                    "nodes": args.nodes,
+                    "startup_s": round(seconds, 2),
+                    "rss_ready_mib": round(rss),
+                    "rss_after_refresh_runs_mib": round(rss_after),
+                    "load1": os.getloadavg()[0],
+                }
+            )
     args.out.mkdir(parents=True, exist_ok=True)
-    with (args.out / "wire.csv").open("w", newline="") as f:
+    write_csv(args.out / "wire.csv", rows)
+    write_csv(args.out / "wire-fleets.csv", fleets)
+    plot = sibling("wire_plot").plot
+    for fleet in args.fleets:
+        picture = args.out / ("wire.png" if fleet == "synthetic" else f"wire-{fleet}.png")
+        plot([r for r in rows if r["fleet"] == fleet], picture, fleet)
+        print(f"wrote {picture}")
+    for f in fleets:
+        print(
+            f"{f['fleet']} fleet of {f['nodes']} nodes: start-up {f['startup_s']:.2f} s, {f['rss_ready_mib']} MiB "
+            f"resident once ready, {f['rss_after_refresh_runs_mib']} MiB after the refresh runs"
+        )
+    print(f"wrote {args.out / 'wire.csv'} and {args.out / 'wire-fleets.csv'}")
+    return 0
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    with path.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    sibling("wire_plot").plot(rows, args.out / "wire.png")
-    print(f"wrote {args.out / 'wire.csv'} and {args.out / 'wire.png'}; start-up {seconds:.2f} s, {rss:.0f} MiB")
-    return 0
 
 
 def sibling(name: str) -> Any:

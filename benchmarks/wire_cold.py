@@ -1,8 +1,9 @@
 """Start-up and the first call of new pod shapes (cold), over the wire, against the 5,000-node cluster.
 
-    python benchmarks/wire_cold.py [--nodes 5000] [--counts 500,5000]
+    python benchmarks/wire_cold.py [--nodes 5000] [--counts 500,5000] [--fleet synthetic|mixed]
 
-Writes the synthetic cluster of benchmarks/extender.py as a JSON snapshot, measures ``gpu-advisor serve
+Writes the fleet (``--fleet``: the synthetic cluster of benchmarks/extender.py, or the mixed fleet of
+benchmarks/mixed_fleet.py) as a JSON snapshot, measures ``gpu-advisor serve
 --cluster FILE`` to /readyz and its resident memory, then starts the advisor of benchmarks/wire_servers.py
 and times the first filter call of new pod shapes (a fresh connection each), wall time and the server's
 CPU time. benchmarks/wire.py runs the same after its warm and refresh runs. All traffic to 127.0.0.1.
@@ -44,14 +45,16 @@ wire = _wire()
 SHAPES = wire.SHAPES
 
 
-def write_snapshot(work: Path, nodes: int) -> tuple[Path, list[str]]:
-    """The synthetic cluster as a JSON file in ``work``, and its node names in a fixed shuffled order."""
-    snapshot = work / "cluster.json"
-    doc = wire.synthetic_snapshot(nodes)
+def write_snapshot(work: Path, nodes: int, fleet: str = "synthetic") -> tuple[Path, list[str]]:
+    """The fleet (see benchmarks/wire.py) as a JSON file in ``work``, and its node names in a fixed
+    shuffled order."""
+    snapshot = work / f"cluster-{fleet}.json"
+    doc = wire.fleet_snapshot(fleet, nodes)
     snapshot.write_text(json.dumps(doc))
     names = [n["name"] for n in doc["nodes"]]
     random.Random(1).shuffle(names)
-    print(f"snapshot: {nodes} nodes, {snapshot.stat().st_size / 1e6:.1f} MB JSON; load {os.getloadavg()}")
+    size = snapshot.stat().st_size / 1e6
+    print(f"{fleet} snapshot: {nodes} nodes, {size:.1f} MB JSON; load {os.getloadavg()}")
     return snapshot, names
 
 
@@ -166,11 +169,12 @@ def report(cold: dict[tuple[int, str], list[tuple[float, float]]]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nodes", type=int, default=5000, help="nodes in the synthetic cluster (default 5000)")
+    parser.add_argument("--nodes", type=int, default=5000, help="nodes in the fleet (default 5000)")
     parser.add_argument("--counts", type=lambda s: [int(x) for x in s.split(",")], default=[500, 5000])
+    parser.add_argument("--fleet", choices=wire.FLEETS, default="synthetic", help="see benchmarks/wire.py")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="wire-cold-") as tmp:
-        snapshot, names = write_snapshot(Path(tmp), args.nodes)
+        snapshot, names = write_snapshot(Path(tmp), args.nodes, args.fleet)
         seconds, rss = startup(snapshot)
         print(f"gpu-advisor serve --cluster FILE: ready in {seconds:.2f} s, {rss:.0f} MiB resident")
         report(cold_calls(snapshot, names, [c for c in args.counts if c <= args.nodes]))

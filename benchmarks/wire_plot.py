@@ -9,7 +9,7 @@ from typing import Any
 VERBS = ("filter", "prioritize")
 
 
-def plot(rows: list[dict[str, Any]], path: Path) -> None:
+def plot(rows: list[dict[str, Any]], path: Path, fleet: str = "synthetic") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -30,6 +30,6 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         ax.set_ylabel("requests/s")
         ax.grid(True, which="both", alpha=0.3)
     axes.flat[0].legend(fontsize=7)
-    fig.suptitle("gpu-advisor over loopback (wrk) vs a no-op answering the same bytes")
+    fig.suptitle(f"gpu-advisor over loopback (wrk) vs a no-op answering the same bytes: {fleet} fleet")
     fig.tight_layout()
     fig.savefig(path, dpi=90)

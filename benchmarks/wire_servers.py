@@ -3,8 +3,8 @@
     python benchmarks/wire_servers.py advisor --snapshot FILE --port P [--refresh 1.0]
     python benchmarks/wire_servers.py noop --replies FILE --port P
 
-``advisor`` is what ``gpu-advisor serve --cluster FILE`` runs (same model load, same app, same uvicorn
-settings, same memory settling), plus, with ``--refresh``, a telemetry source that replaces the whole
+``advisor`` is what ``gpu-advisor serve --cluster FILE`` runs (its very ``build_advisor``, same app,
+same uvicorn settings, same memory settling), plus, with ``--refresh``, a telemetry source that replaces the whole
 board every so many seconds with fresh readings for every GPU: each refresh stamps every reading
 anew, moves a few GPUs a lot (a job starts or stops) and jitters the rest by a point or two.
 
@@ -29,12 +29,9 @@ import time
 
 from fastapi import FastAPI, Request, Response
 
-from extender.http.advisor import Advisor
 from extender.model.readings import GpuReading, TelemetryBoard
-from extender.scoring import ScoringPolicy
 from extender.sources.polling import Telemetry
-from extender.sources.snapshot import load_snapshot
-from gpu_advisor.serve import Background, run, serve_on_configured_loop, uvicorn_config
+from gpu_advisor.serve import build_advisor, run, serve_on_configured_loop, uvicorn_config
 
 
 class SyntheticRefresh(Telemetry):
@@ -64,13 +61,14 @@ class SyntheticRefresh(Telemetry):
 
 
 def serve_advisor(snapshot: str, port: int, refresh: float | None) -> int:
-    policy = ScoringPolicy()
-    snap = load_snapshot(snapshot)
-    board = snap.telemetry(policy.telemetry_max_age_s)
-    advisor = Advisor(state=snap.cluster(f"snapshot {snapshot}"), telemetry=board, policy=policy)
-    background = Background()
+    # The very advisor `gpu-advisor serve --cluster FILE` builds, so its memory is the server's.
+    advisor, background = build_advisor(snapshot, None, None)
     if refresh:
-        background.parts.append(SyntheticRefresh(board, snap.readings, refresh))
+        assert advisor.telemetry is not None  # a snapshot's board, even when it holds no reading
+        # The refresh starts from the snapshot's readings, as the board holds them (parsing the file
+        # again here would leave the parse's memory in the figures the benchmark reports).
+        readings = dict(advisor.telemetry.readings())
+        background.parts.append(SyntheticRefresh(advisor.telemetry, readings, refresh))
     return run(advisor, background, "127.0.0.1", port, None, None)
 
 

@@ -149,7 +149,8 @@ def _judged(
     for v in judge_all(request, eligible, nodes, telemetry, policy, now, memo, mix=mix):
         if v.fits:
             gpus = list(v.gpus) if v.gpus is not None else None
-            ranked.append(RankedNode(node=v.node, score=v.score, gpus=gpus, reason=v.reason, breakdown=v.breakdown))
+            breakdown = dict(v.breakdown)
+            ranked.append(RankedNode(node=v.node, score=v.score, gpus=gpus, reason=v.reason, breakdown=breakdown))
         else:
             filtered.append(FilteredNode(node=v.node, stage="gpu", reason=v.reason, unresolvable=v.unresolvable))
     ranked.sort(key=lambda r: (-r.score, r.node))

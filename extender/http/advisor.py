@@ -114,6 +114,7 @@ class Advisor:
             self._memo_for = self.state
             self._learn_running(None)
             if self.telemetry is not None:
+                self._memo.after_follow.append(self._refreshed)
                 self._memo.watch(self.telemetry, self.policy, self.state.nodes_by_name, self.clock)
             self.state.subscribe(self._replaced)
             if self._standing:  # a new state: its standing shapes are worked out afresh
@@ -125,11 +126,14 @@ class Advisor:
         every node (``scoring.standing``): once the model is built, after a full resync, and for the
         nodes a telemetry refresh moved (on the refreshing thread, right after the memo follows it)."""
         memo = self._verdict_memo()
-        if not self._standing:
-            self._standing = True
-            if self.telemetry is not None:
-                self.telemetry.subscribe(self._fill_standing)
+        self._standing = True
         self._fill_standing(memo)
+
+    def _refreshed(self) -> None:
+        """A telemetry refresh was followed: fill in the standing shapes where it moved nodes, on the
+        refreshing thread, before the memo's tables show their new versions (``VerdictMemo.version``)."""
+        if self._standing:
+            self._fill_standing()
 
     def _replaced(self, names: Iterable[str] | None) -> None:
         if names is None and self._standing:

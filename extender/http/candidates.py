@@ -16,13 +16,29 @@ key wins, as in a full parse). Any body that is not so — other spacing, other 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
 
-__all__ = ["CandidateLists"]
+__all__ = ["CandidateLists", "cuts"]
 
 _MARK = b',"NodeNames":['
+
+
+def cuts(body: bytes) -> Iterator[int]:
+    """Where ``,"NodeNames":[`` may open the body's last member, most likely first: its first place
+    (right after the Pod in Go's order), then, only if asked, its last (a duplicate key, or one nested
+    in the Pod, came first). Searching from the front reads the Pod alone; ``rfind`` over 5,000 names
+    reads them all, and names rich in the mark's characters (``hgx-h100-a-00002``, ``mi300x-a-00006``,
+    not ``gpu-00001``) defeat its skipping: 58 µs of a 90 µs warm call at 5,000 such names."""
+    first = body.find(_MARK)
+    if first < 0:
+        return
+    yield first
+    last = body.rfind(_MARK, first + 1)
+    if last >= 0:
+        yield last
 
 
 class CandidateLists:
@@ -35,9 +51,13 @@ class CandidateLists:
         when the body is not in kube-scheduler's shape (then parse it whole)."""
         if not body.endswith(b"]}"):
             return None
-        cut = body.rfind(_MARK)
-        if cut < 0:
-            return None
+        for cut in cuts(body):
+            found = self._split_at(body, cut)
+            if found is not None:
+                return found
+        return None
+
+    def _split_at(self, body: bytes, cut: int) -> dict[str, Any] | None:
         try:
             head = orjson.loads(body[:cut] + b"}")
         except orjson.JSONDecodeError:

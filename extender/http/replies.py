@@ -1,10 +1,13 @@
 """Verdicts in kube-scheduler's wire form, encoded once per verdict and joined per reply.
 
 At 5,000 candidate nodes encoding is the hot spot of a call, so a verdict's fragments (its JSON-quoted
-name, ``"name":"reason"``, ``{"Host":…,"Score":…}``) are made once and reused while the scoring memo
-hands back that same verdict. They are kept per pod request (content), in two forms: the last reply's
-fragments position by position (kube-scheduler asks about the same candidates again and again, so
-checking which verdicts changed is one pass in C), and by node name for a new list of candidates.
+name, ``"name":"reason"``, ``{"Host":…,"Score":…}``) are made once, kept on the verdict itself
+(``Verdict.encoded``: they go with it when a refresh replaces it) and reused while the scoring memo
+hands back that same verdict. Replies are kept per pod request (content): the last reply's fragments
+position by position (kube-scheduler asks about the same candidates again and again, so checking
+which verdicts changed is one pass in C). A priority entry depends only on the name and the score, and
+a refusal's fragments on the name and the reason, so those are made once and shared by every verdict
+that has them.
 
 Whole replies are kept too (:class:`WholeReplies`): while a pod shape's remembered verdicts keep one
 version and the candidates are the same list, the reply is the very bytes of last time, and a call
@@ -16,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from json.encoder import encode_basestring_ascii
-from operator import attrgetter, is_not, not_, or_
-from typing import NamedTuple
+from operator import attrgetter, is_, is_not, itemgetter, not_, or_
+from typing import cast
 
 from extender.model.pods import PodRequest
 from extender.scoring import Verdict
@@ -27,17 +30,10 @@ __all__ = ["FilterParts", "ReplyFragments", "WholeReplies"]
 FilterParts = tuple[list[str], list[str], list[str]]  # passed names, failed entries, unresolvable entries
 
 
-class _Fragments(NamedTuple):
-    """One verdict on the wire: its filter entry (a quoted name, or ``"name":"reason"``) and priority
-    (a tuple: a new pod shape at 5,000 nodes makes 5,000 of them)."""
-
-    verdict: Verdict
-    filter: str
-    priority: str
-
-
-_NONE = _Fragments(Verdict("", False, ""), "", "")  # what a verdict not yet encoded finds (no verdict is it)
-_VERDICT, _FILTER, _PRIORITY = attrgetter("verdict"), attrgetter("filter"), attrgetter("priority")
+# One verdict on the wire (``Verdict.encoded``): its filter entry (a quoted name, or
+# ``"name":"reason"``) and its priority entry (a plain tuple: a new pod shape at 5,000 nodes makes 5,000).
+_Fragments = tuple[str, str]
+_ENCODED, _FILTER, _PRIORITY = attrgetter("encoded"), itemgetter(0), itemgetter(1)
 _FITS, _UNRESOLVABLE = attrgetter("fits"), attrgetter("unresolvable")
 
 
@@ -69,40 +65,38 @@ class _Reply:
             self.priority_text,
         )
 
-    def put(self, i: int, f: _Fragments) -> None:
+    def put(self, i: int, v: Verdict, f: _Fragments) -> None:
         self.parts = self.priority_text = None
-        v = f.verdict
-        self.verdicts[i], self.filters[i], self.priorities[i] = v, f.filter, f.priority
+        self.verdicts[i], self.filters[i], self.priorities[i] = v, f[0], f[1]
         self.passed[i], self.failed[i], self.unresolvable[i] = v.fits, not v.fits and not v.unresolvable, v.unresolvable
 
 
 class ReplyFragments:
     """Encoded fragments per pod request; a fragment is re-encoded only when its verdict changed."""
 
-    def __init__(self, max_requests: int = 16, max_fragments: int = 100_000) -> None:
-        # By the verdict itself (checked by identity): scoring hands pod shapes that come out alike on a
-        # node the very same verdict (``scoring.alike``), so a new shape reuses what others encoded.
-        self._by_verdict: dict[int, _Fragments] = {}
+    def __init__(self, max_requests: int = 16) -> None:
+        # Scoring hands pod shapes that come out alike on a node the very same verdict
+        # (``scoring.alike``), so a new shape reuses what others encoded on it.
         self._last: dict[PodRequest, _Reply] = {}
         self._max_requests = max_requests
-        self._max_fragments = max_fragments
         # JSON-quoted node names and failure reasons: a few thousand names, and reasons shared by the
         # nodes of one kind (``scoring.alike``), so each is quoted once rather than once per verdict.
         self._alike: dict[tuple[int, int, int], _Reply] = {}  # recent replies by (length, first, last verdict)
         self._quoted: dict[str, str] = {}
         self._reasons: dict[str, str] = {}
+        # Priority entries of fitting verdicts by (name, score): eleven at most per node, however many
+        # verdicts; a refusal's fragments by (name, reason).
+        self._priorities: dict[tuple[str, int], str] = {}
+        self._refusals: dict[tuple[str, str], _Fragments] = {}
+        self.encoded = 0  # verdicts encoded so far (each once: the fragments stay on the verdict)
 
     def encode_ahead(self, verdicts: list[Verdict]) -> None:
         """Encode these verdicts now (the standing pod shapes' tables, as they are filled in off the
         request path), so the first call that hands them out only looks them up."""
-        self._bound()
         self._fragments(verdicts)
 
-    def _bound(self) -> None:
-        if len(self._by_verdict) > self._max_fragments:  # each holds its verdict alive: 20 tables of 5,000
-            self._by_verdict.clear()
-
     def _encode(self, v: Verdict) -> _Fragments:
+        self.encoded += 1
         quoted, reasons = self._quoted, self._reasons
         name = quoted.get(v.node)
         if name is None:
@@ -110,13 +104,27 @@ class ReplyFragments:
                 quoted.clear()
             name = quoted[v.node] = encode_basestring_ascii(v.node)
         if v.fits:
-            return _Fragments(v, name, f'{{"Host":{name},"Score":{v.score}}}')
-        reason = reasons.get(v.reason)
-        if reason is None:
-            if len(reasons) > 50_000:
-                reasons.clear()
-            reason = reasons[v.reason] = encode_basestring_ascii(v.reason)
-        return _Fragments(v, f"{name}:{reason}", f'{{"Host":{name},"Score":0}}')
+            priority = self._priorities.get((v.node, v.score))
+            if priority is None:
+                if len(self._priorities) > 100_000:
+                    self._priorities.clear()
+                priority = self._priorities[(v.node, v.score)] = f'{{"Host":{name},"Score":{v.score}}}'
+            v.encoded = found = (name, priority)
+            return found
+        # A node refuses many shapes alike (every AMD pod size on an NVIDIA node, "offers
+        # nvidia.com/gpu, pod asks for amd.com/gpu"): one pair of fragments per node and reason.
+        refusal = self._refusals.get((v.node, v.reason))
+        if refusal is None:
+            reason = reasons.get(v.reason)
+            if reason is None:
+                if len(reasons) > 50_000:
+                    reasons.clear()
+                reason = reasons[v.reason] = encode_basestring_ascii(v.reason)
+            if len(self._refusals) > 200_000:
+                self._refusals.clear()
+            refusal = self._refusals[(v.node, v.reason)] = (f"{name}:{reason}", f'{{"Host":{name},"Score":0}}')
+        v.encoded = refusal
+        return refusal
 
     def filter_parts(self, request: PodRequest, verdicts: list[Verdict]) -> FilterParts:
         """(passed names, failed entries, unresolvable entries), each already JSON; read them only."""
@@ -139,8 +147,6 @@ class ReplyFragments:
     def _reply(self, request: PodRequest, verdicts: list[Verdict]) -> _Reply:
         if len(self._last) >= self._max_requests and request not in self._last:
             self._last.clear()
-        self._bound()
-        known = self._by_verdict
         last = self._last.get(request)
         n = len(verdicts)
         if last is None or len(last.verdicts) != n:
@@ -152,10 +158,7 @@ class ReplyFragments:
         changed = list(compress(range(n), map(is_not, verdicts, last.verdicts)))
         for i in changed:
             v = verdicts[i]
-            f = known.get(id(v))
-            if f is None or f.verdict is not v:
-                f = known[id(v)] = self._encode(v)
-            last.put(i, f)
+            last.put(i, v, cast("_Fragments | None", v.encoded) or self._encode(v))
         return last
 
     def _new_reply(self, verdicts: list[Verdict]) -> _Reply:
@@ -174,12 +177,10 @@ class ReplyFragments:
         return made.copy()
 
     def _fragments(self, verdicts: list[Verdict]) -> list[_Fragments]:
-        """Each verdict's fragments, looked up in passes in C; only the verdicts never seen are encoded."""
-        known = self._by_verdict
-        found = list(map(known.get, map(id, verdicts), repeat(_NONE)))
-        for i in compress(range(len(found)), map(is_not, map(_VERDICT, found), verdicts)):
-            v = verdicts[i]
-            found[i] = known[id(v)] = self._encode(v)
+        """Each verdict's fragments, read in a pass in C; only the verdicts never encoded are encoded."""
+        found: list[_Fragments] = list(map(_ENCODED, verdicts))
+        for i in compress(range(len(found)), map(is_, found, repeat(None))):
+            found[i] = self._encode(verdicts[i])
         return found
 
 

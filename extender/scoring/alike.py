@@ -17,6 +17,7 @@ shared and the unshared paths to the same verdicts).
 from __future__ import annotations
 
 import weakref
+from collections import Counter
 from collections.abc import Callable, Hashable
 from dataclasses import replace
 from typing import Any
@@ -26,7 +27,7 @@ from extender.placement import Placer
 from extender.scoring.headroom import headroom
 from extender.scoring.live import LiveReadings
 from extender.scoring.memo import PlanKey, Shape
-from extender.scoring.node_verdict import Headroom, judged, keep, plan_for, verdict_of
+from extender.scoring.node_verdict import FOREVER, Headroom, judged, keep, plan_for, verdict_of
 from extender.scoring.plan import Plan, memory_matters
 from extender.scoring.verdict import Verdict
 
@@ -89,7 +90,10 @@ def _signature(node: NodeState) -> Signature | None:
             id(node.topology),  # topologies are shared per machine type (see _INTERNED)
             node.topology_problem,
             node.free_gpus,
-            tuple(sorted((p.request, p.holds_all, len(p.assigned)) for p in node.pods)),
+            # The bound pods as a multiset: sorting them compared two requests by ``<``, which a
+            # PodRequest does not define, so a node running two different pods (a 1-GPU notebook
+            # beside a 2-GPU job) could not be signed and planned every shape on its own.
+            frozenset(Counter((p.request, p.holds_all, len(p.assigned)) for p in node.pods).items()),
             tuple(gpus for _, gpus in node.assumed),
             tuple(sorted(node.holders)),
             tuple(tuple(sorted(t.items())) for t in node.taints),
@@ -239,7 +243,7 @@ class Work:
     def judge(self, node: NodeState, name: str) -> tuple[Verdict, float]:
         found = self.plan(node)
         if not found.fits:
-            return verdict_of(node, name, self.shape, found, self.now)[0], float("inf")
+            return verdict_of(node, name, self.shape, found, self.now)[0], FOREVER
         shape, now, live = self.shape, self.now, self.live
 
         def room_of(p: Plan) -> Headroom:

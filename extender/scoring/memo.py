@@ -61,6 +61,11 @@ class VerdictMemo:
         self._lock = threading.Lock()
         self._following = threading.Lock()
         self._watched: set[tuple[TelemetryBoard, ScoringPolicy]] = set()
+        # Each table's version as a refresh began to be followed, for :meth:`version` meanwhile.
+        self._before: dict[Shape, float] = {}
+        # Run on the refreshing thread once a refresh is followed, before the tables' new versions
+        # show (the advisor works out its standing shapes again there: ``scoring.standing``).
+        self.after_follow: list[Callable[[], None]] = []
         self.epoch = 0  # one more each time a refresh has been followed
         self.changes = 0  # one more each time nodes changed (``forget``)
         # Each node's signature (``alike``) by name, while its state holds: read in passes over names,
@@ -119,10 +124,21 @@ class VerdictMemo:
 
     def version(self, shape: Shape, now: float) -> float | None:
         """The version of the shape's table (None if it has none, it expired, or a telemetry refresh
-        has not been followed yet): equal versions, equal verdicts."""
+        has not been followed yet): equal versions, equal verdicts.
+
+        While the refreshing thread follows a refresh of a watched board (``watch``) and works out
+        again what it moved (``after_follow``: the standing shapes), each table answers with the
+        version it had before: a reply made from the board before stands until then, as it would
+        had the refresh come a moment later (0.2-0.4 s at 5,000 nodes). Answering None there sent
+        every call of that moment to judge anew what the refreshing thread was judging, waiting on
+        its locks and the interpreter's: at 8 connections they piled up behind every refresh (p99
+        0.4 s, half the no-op's rate at 5,000 names)."""
         board = shape.telemetry
         if board is not None:
-            live = self._live.get((board, shape.policy))
+            key = (board, shape.policy)
+            if key in self._watched and self._following.locked():
+                return self._before.get(shape)  # a refresh being followed: the version from before it
+            live = self._live.get(key)
             if live is None or live.refreshed_at != board.refreshed_at:
                 return None
         found = self._tables.get(shape)
@@ -169,8 +185,19 @@ class VerdictMemo:
                 live = self._live.setdefault(key, LiveReadings(board, policy))
             elif live.refreshed_at == board.refreshed_at:
                 return  # followed while this waited
-            moved = live.follow(list(nodes.values()), now)
-            self._forget_moved(board, live, [(n, gpus) for name, gpus in moved if (n := nodes.get(name)) is not None])
+            if pushed:
+                with self._lock:
+                    self._before = {shape: found[1][1] for shape, found in self._tables.items()}
+            try:
+                moved = live.follow(list(nodes.values()), now)
+                self._forget_moved(
+                    board, live, [(n, gpus) for name, gpus in moved if (n := nodes.get(name)) is not None]
+                )
+                if pushed:
+                    for then in self.after_follow:
+                        then()
+            finally:
+                self._before = {}
 
     def _forget_moved(
         self, board: TelemetryBoard, live: LiveReadings, moved: list[tuple[NodeState, frozenset[int] | None]]

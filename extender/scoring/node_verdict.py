@@ -4,7 +4,7 @@ memory something holds is refused, steered or ranked below (``held``). Remembere
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from extender.cluster.state import NodeState
 from extender.placement import Placer
@@ -16,9 +16,13 @@ from extender.scoring.memo import PlanKey, Shape, keep
 from extender.scoring.plan import Plan, plan
 from extender.scoring.share_plan import plan_cpu_only, plan_shared
 from extender.scoring.stranding import NEUTRAL_LEVEL
-from extender.scoring.verdict import Verdict
+from extender.scoring.verdict import Blend, Verdict
 
-__all__ = ["Headroom", "judged", "keep", "plan_for", "plan_of", "verdict_of"]
+__all__ = ["FOREVER", "Headroom", "judged", "keep", "plan_for", "plan_of", "verdict_of"]
+
+# Until when a refusal holds: one float for all of them (``float("inf")`` makes a new one at each call,
+# and the per-node memos keep one per refusal: 60,000 at 5,000 nodes).
+FOREVER = float("inf")
 
 
 def plan_of(node: NodeState, key: PlanKey, placer: Placer) -> Plan:
@@ -53,7 +57,7 @@ def judged(
     lets the advisor choose the set (``held.steer``); ``room_of``: a plan's headroom (default: the
     full look, ``headroom.headroom``)."""
     if not found.fits:
-        return verdict_of(node, name, shape, found, now)[0], float("inf")
+        return verdict_of(node, name, shape, found, now)[0], FOREVER
 
     def full(p: Plan) -> Headroom:
         return headroom(node, p.telemetry_gpus, shape.telemetry, shape.policy, now)
@@ -85,10 +89,9 @@ def verdict_of(
     """The verdict and until when it holds; ``room``: the headroom, if already worked out; ``around``:
     the memory-held GPUs the plan was chosen without."""
     if not plan.fits:
-        return Verdict(name, False, plan.reason, unresolvable=plan.unresolvable), float("inf")
+        return Verdict(name, False, plan.reason, unresolvable=plan.unresolvable), FOREVER
     value, note, valid_until, held = room or headroom(node, plan.telemetry_gpus, shape.telemetry, shape.policy, now)
-    components = {**plan.components, "headroom": value} if plan.components else {}
-    if not components:  # a pod that asks no GPU, on a node that cannot inform its stranding
+    if not plan.components:  # a pod that asks no GPU, on a node that cannot inform its stranding
         return Verdict(name, True, plan.reason, score=0, rank=(NEUTRAL_LEVEL, 0.0)), valid_until
     gpus = plan.gpus or ()
     if held and shape.telemetry is not None:
@@ -96,18 +99,48 @@ def verdict_of(
         if refused is not None:  # not for good: the memory may be freed (the verdict is forgotten then)
             return Verdict(name, False, refused, held=held), valid_until
         note = f"{note}; {ranked_below(shape.plan_key, len(gpus))}"
-    value = blend(components, shape.weights, shape.total_weight)
-    score = max(0, min(10, round(10 * value)))
-    level = float(NEUTRAL_LEVEL if plan.level is None else plan.level)
-    rank = (level - HELD if held else level, value)
-    verdict = Verdict(
-        name,
-        True,
-        f"{plan.reason}; {note}",
-        score,
-        gpus=plan.gpus,
-        breakdown=components,
-        rank=rank,
-        held=held or around,
-    )
+    reason, breakdown, score, rank = _look(plan, shape, value, note, bool(held))
+    verdict = Verdict(name, True, reason, score, gpus=plan.gpus, breakdown=breakdown, rank=rank, held=held or around)
     return verdict, valid_until
+
+
+def _look(plan: Plan, shape: Shape, value: float, note: str, held: bool) -> tuple[str, Mapping[str, float], int, Rank]:
+    """(reason, breakdown, score, rank) of a fitting plan with this headroom: worked out once per plan
+    and headroom, and shared by the verdicts of every node with that plan (alike nodes share plans:
+    ``alike``). At 5,000 nodes a verdict each with its own reason, breakdown and rank was most of the
+    memory the standing shapes' tables hold. A plan is made under one policy (its ``PlanKey``), so
+    the weights are the same for every shape that reads it."""
+    looks = plan.looks
+    if looks is None:
+        looks = plan.looks = {}
+    key = (value, note, held)
+    found = looks.get(key)
+    if found is None:
+        components = Blend(plan.components, value)
+        blended = blend(components, shape.weights, shape.total_weight)
+        level = float(NEUTRAL_LEVEL if plan.level is None else plan.level)
+        rank = (level - HELD if held else level, blended)
+        # A few recent headrooms: alike nodes with alike telemetry hit them; where every node's
+        # telemetry differs (a real fleet), each entry is one node's and a long list is only garbage.
+        if len(looks) >= 8:
+            looks.clear()
+        found = looks[key] = (_reason(plan.reason, note), components, max(0, min(10, round(10 * blended))), rank)
+    return found
+
+
+_REASONS: dict[tuple[str, str], str] = {}
+
+
+def _reason(plan_reason: str, note: str) -> str:
+    """A fitting verdict's reason, one string per (plan's reason, headroom note): the note is in whole
+    percents, so nodes whose headrooms differ in the digits still share it."""
+    key = (plan_reason, note)
+    found = _REASONS.get(key)
+    if found is None:
+        if len(_REASONS) >= 4096:
+            _REASONS.clear()
+        found = _REASONS[key] = f"{plan_reason}; {note}"
+    return found
+
+
+Rank = tuple[float, float]

@@ -7,6 +7,7 @@ policy); it is remembered on the node state. For whole GPUs it asks placement on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from extender.cluster.state import NodeState
@@ -38,6 +39,12 @@ class Plan:
     # Requiring NVLink would not change it: the set it hands out is NVLink-joined, or it refuses on
     # counts before any set is looked at (``alike`` then hands the NVLink pod this very plan).
     link_blind: bool = False
+    # What verdicts of this plan made of a headroom (``node_verdict.verdict_of``): alike nodes share
+    # the plan, and with it one reason, breakdown and rank per headroom, not one per node. Not copied
+    # by ``replace`` (a plan with other content starts afresh), not compared.
+    looks: dict[tuple[float, str, bool], tuple[str, Mapping[str, float], int, tuple[float, float]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
 
 def gib(mib: float) -> str:

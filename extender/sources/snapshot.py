@@ -127,6 +127,12 @@ def _topology(entry: Mapping[str, Any], where: str) -> GpuTopology | None:
         raise SnapshotError(f"{where}: {exc}") from None
 
 
+@functools.lru_cache(maxsize=1024)
+def _gpu_key(index: int) -> str:
+    """``#index``, one string per index for the whole snapshot (not one per node and GPU)."""
+    return f"#{index}"
+
+
 def _read_telemetry(entries: Any, name: str, where: str, readings: dict[tuple[str, str], GpuReading]) -> None:
     """A short node's ``telemetry`` list into ``readings``, keyed (node, "#index")."""
     for m, reading in enumerate(entries):
@@ -134,7 +140,7 @@ def _read_telemetry(entries: Any, name: str, where: str, readings: dict[tuple[st
             raise SnapshotError(f"{where}.telemetry[{m}]: each reading needs an integer 'gpu'")
         total = reading.get("memory_total_mib")
         used = reading.get("memory_used_mib")
-        readings[(name, f"#{reading['gpu']}")] = GpuReading(
+        readings[(name, _gpu_key(reading["gpu"]))] = GpuReading(
             sm_util=reading.get("sm_util"),
             memory_used_mib=used,
             memory_free_mib=(total - used) if total is not None and used is not None else None,

@@ -57,9 +57,9 @@ def test_a_new_request_with_the_very_verdicts_of_another_reads_the_same_and_is_p
     verdicts = [Verdict("a", True, "fits", score=7), Verdict("b", False, "busy")]
     twin = PodRequest(gpus=2, gpu_memory_mib=1024)  # a VRAM figure that changes no verdict
     first = fragments.priorities(POD, verdicts)
-    encoded = dict(fragments._by_verdict)
+    encoded = fragments.encoded
     assert fragments.priorities(twin, list(verdicts)) == first
-    assert fragments._by_verdict == encoded  # taken from the other reply, nothing encoded anew
+    assert fragments.encoded == encoded  # taken from the other reply, nothing encoded anew
     # The twin's verdict on b changes: its reply follows, the first request's stays as it was.
     assert json.loads(fragments.priorities(twin, [verdicts[0], Verdict("b", True, "fits", score=3)]))[1] == {
         "Host": "b",

@@ -7,7 +7,7 @@ import json
 import orjson
 import pytest
 
-from extender.http.candidates import CandidateLists
+from extender.http.candidates import CandidateLists, cuts
 
 POD = {"metadata": {"name": "p"}, "spec": {"containers": []}}
 
@@ -66,3 +66,17 @@ def test_only_the_most_recent_lists_are_kept() -> None:
     lists.split(go_body(["z"]))
     again = lists.split(go_body(["x"]))
     assert first is not None and again is not None and again["NodeNames"] is not first["NodeNames"]
+
+
+def test_the_cut_is_looked_for_from_the_front_first_so_thousands_of_names_are_not_searched() -> None:
+    # Names full of the mark's characters: rfind's skip table skips little over them.
+    body = go_body([f"hgx-h100-a-{i:05d}" for i in range(3)])
+    first = body.index(b',"NodeNames":[')
+    assert list(cuts(body)) == [first]
+
+
+def test_a_mark_met_before_the_real_one_is_tried_first_then_the_last_one() -> None:
+    body = b'{"Pod":{"x":{},"NodeNames":["a"]},"Nodes":null,"NodeNames":["b"]}'
+    nested, last = body.index(b',"NodeNames":['), body.rindex(b',"NodeNames":[')
+    assert list(cuts(body)) == [nested, last]
+    assert CandidateLists().split(body) == orjson.loads(body)

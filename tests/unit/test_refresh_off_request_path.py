@@ -170,3 +170,25 @@ def test_alike_nodes_refused_nvlink_each_name_themselves_from_one_placement() ->
     ]
     assert all(v.unresolvable for v in verdicts)
     assert len(memo.plans[memo.shape(pod, policy, None).plan_key]) == 1  # one signature, one kept refusal
+
+
+def test_nodes_running_the_same_different_pods_are_alike_whatever_order_the_pods_came_in() -> None:
+    # A 1-GPU notebook and a 2-GPU job on each node, listed in either order: one signature, one plan.
+    pods = [("notebook", 1), ("finetune", 2)]
+    snap = parse_snapshot(
+        {
+            "nodes": [{"name": n, "machine": "dgx1-v100", "free": [3, 4, 5, 6, 7]} for n in ("a", "b")],
+            "pods": [
+                {"name": f"{pod}-{n}", "node": n, "gpus": k}
+                for n, order in (("a", pods), ("b", pods[::-1]))
+                for pod, k in order
+            ],
+        },
+        NOW,
+    )
+    nodes = snap.cluster("t").nodes_by_name()
+    assert signature(nodes["a"]) is not None
+    assert signature(nodes["a"]) is signature(nodes["b"])
+    memo, policy = VerdictMemo(), ScoringPolicy()
+    judge_all(PodRequest(gpus=2), ["a", "b"], nodes, None, policy, NOW, memo=memo)
+    assert len(memo.plans[memo.shape(PodRequest(gpus=2), policy, None).plan_key]) == 1

@@ -131,6 +131,6 @@ def test_verdicts_encoded_ahead_are_not_encoded_again_and_read_the_same() -> Non
     verdicts = [Verdict("a", True, "fits", score=7), Verdict("b", False, "2 of 8 GPUs free")]
     ahead, plain = ReplyFragments(), ReplyFragments()
     ahead.encode_ahead(verdicts)
-    encoded = ahead._by_verdict.copy()
+    encoded = ahead.encoded
     assert ahead.filter_parts(PodRequest(gpus=2), verdicts) == plain.filter_parts(PodRequest(gpus=2), verdicts)
-    assert ahead._by_verdict == encoded  # looked up, not made again
+    assert ahead.encoded == encoded == 2  # looked up, not made again

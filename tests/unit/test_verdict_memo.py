@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from extender.cluster.state import node_state
 from extender.model.pods import PodRequest
+from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo
 
 NODE_A = node_state({"metadata": {"name": "a"}})
@@ -56,3 +57,21 @@ def test_a_verdict_of_a_node_that_changed_meanwhile_is_not_kept() -> None:
     # With no change since, both keep it.
     memo.remember(shape, table, made, {"a": node}.get, (memo.epoch, memo.changes))
     assert table == {"a": made[0][1]} and memo.take(shape, {}, ["a"], [made[0][1]], 30.0, (memo.epoch, memo.changes))
+
+
+def test_while_a_refresh_is_followed_a_table_answers_the_version_it_had_before() -> None:
+    memo, board, policy = VerdictMemo(), TelemetryBoard(60), ScoringPolicy()
+    board.replace({}, 0.0)
+    nodes = {"a": NODE_A}
+    memo.watch(board, policy, lambda: nodes, lambda: 0.0)
+    shape = memo.shape(PodRequest(gpus=2), policy, board)
+    table = memo.table(shape, now=0.0)
+    made = [(NODE_A, Verdict("a", True, "fits", score=7), float("inf"), True)]
+    memo.remember(shape, table, made, nodes.get, (memo.epoch, memo.changes))
+    before = memo.version(shape, now=0.0)
+    seen: list[float | None] = []
+    memo.after_follow.append(lambda: seen.append(memo.version(shape, now=1.0)))
+    board.replace({}, 1.0)  # a refresh: followed on this thread, then what runs after it
+    # Meanwhile a reply made before the refresh still stands; once followed, the table has moved on.
+    assert before is not None and seen == [before]
+    assert memo.version(shape, now=1.0) not in (None, before)
