@@ -3,6 +3,8 @@ default now; ``--managed-resources`` (and the chart's ``scheduler.managedResourc
 
 from __future__ import annotations
 
+from typing import Any
+
 import yaml
 
 from gpu_advisor.cli.scheduler_config import managed_resources, scheduler_config
@@ -37,15 +39,14 @@ def test_the_chart_lists_managed_resources_only_when_asked() -> None:
 
 
 def test_the_advisor_reads_the_charts_scheduler_config_so_admission_knows_who_calls_it() -> None:
-    def advisor(values: dict[str, object]) -> dict[str, object]:
+    def advisor(values: dict[str, object]) -> Any:
         rendered = render(values)
         (deployment,) = [d for d in rendered if d["kind"] == "Deployment" and d["metadata"]["name"] == "gpu-advisor"]
-        pod: dict[str, object] = deployment["spec"]["template"]["spec"]
-        return pod
+        return deployment["spec"]["template"]["spec"]
 
     pod = advisor({})
-    (container,) = pod["containers"]  # type: ignore[misc]
+    (container,) = pod["containers"]
     assert "--scheduler-config=/etc/gpu-advisor/scheduler/config.yaml" in container["args"]
-    assert {"name": "scheduler-config", "configMap": {"name": "gpu-advisor-scheduler-config"}} in pod["volumes"]  # type: ignore[operator]
-    (without,) = advisor({"scheduler": {"enabled": False}})["containers"]  # type: ignore[misc]
+    assert {"name": "scheduler-config", "configMap": {"name": "gpu-advisor-scheduler-config"}} in pod["volumes"]
+    (without,) = advisor({"scheduler": {"enabled": False}})["containers"]
     assert not any(a.startswith("--scheduler-config") for a in without["args"])
