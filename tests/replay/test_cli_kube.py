@@ -55,6 +55,7 @@ def test_printed_asks_the_advisor_about_every_pod(files: Path, capsys: pytest.Ca
     assert main([*_args(files, "printed"), "--policy", "advisor"]) == 0
     out = capsys.readouterr().out
     assert "extender weight 131 (all pods)" in out and "without the advisor: 0.0 per run" in out
+    assert "GPU pods bound off the advisor's best node: 0.0 per run (0–0)" in out
 
 
 # What `scheduler-config --dra` printed before the profile: no managedResources, weight 5, default plugins.

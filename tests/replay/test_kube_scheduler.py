@@ -153,3 +153,15 @@ def test_a_managed_resources_list_the_pods_miss_leaves_them_to_kube_scheduler() 
 def test_sampling_on_a_small_cluster_examines_every_node() -> None:
     order, pods = _order(PodShape(1000, 1024, 0, 0))
     assert kube_replay(_nodes(), order, kube_default_profile(), original_pods=pods).sampled == 2
+
+
+@pytest.mark.parametrize(("weight", "placed", "off_best"), [(1, 1, 1), (131, 0, 0)])
+def test_a_weight_that_outweighs_the_plugins_binds_where_the_advisor_ranks_best(
+    weight: int, placed: int, off_best: int
+) -> None:
+    # One GPU pod, two one-GPU nodes the advisor finds equal: it raises "small" (CRC-32 1967516179 <
+    # 3556500041 of "big") one wire point above. At weight 1 that point is worth 10, less than what
+    # LeastAllocated and BalancedAllocation give "big" for its free CPU and memory; at 131 it is 1310.
+    order, pods = _order(PodShape(1000, 1024, 1, 1000))
+    result = kube_replay(_nodes(), order, _config(weight), original_pods=pods)
+    assert result.run.placements == (placed,) and result.off_best == off_best

@@ -33,6 +33,7 @@ class KubeRun:
     overcommitted_pods: int
     overcommitted_nodes: int
     sampled: int
+    off_best: int = 0
 
 
 def run_kube_one(workset: Workset, profile: KubeSchedulerProfile, seed: int) -> KubeRun:
@@ -43,7 +44,12 @@ def run_kube_one(workset: Workset, profile: KubeSchedulerProfile, seed: int) -> 
     run = result.run
     curves = RunCurves(KUBE_POLICY, seed, tuple(alloc_curve(run)), tuple(frag_curve(run)), run.dropped, seconds)
     return KubeRun(
-        curves, result.without_advisor, result.overcommitted_pods, result.overcommitted_nodes, result.sampled
+        curves,
+        result.without_advisor,
+        result.overcommitted_pods,
+        result.overcommitted_nodes,
+        result.sampled,
+        result.off_best,
     )
 
 
@@ -84,6 +90,7 @@ def kube_counts_json(profile: KubeSchedulerProfile, runs: dict[int, KubeRun]) ->
                 "gpu_pods_without_advisor": run.without_advisor,
                 "overcommitted_pods": run.overcommitted_pods,
                 "overcommitted_nodes": run.overcommitted_nodes,
+                "gpu_pods_off_advisors_best": run.off_best,
                 "dropped": run.curves.dropped,
             }
             for seed, run in runs.items()
@@ -105,6 +112,7 @@ def format_kube_counts(profile: KubeSchedulerProfile, runs: dict[int, KubeRun]) 
             [r.overcommitted_pods for r in runs.values()],
         ),
         ("nodes over-committed", [r.overcommitted_nodes for r in runs.values()]),
+        ("GPU pods bound off the advisor's best node", [r.off_best for r in runs.values()]),
     ):
         lines.append(f"{label}: {sum(values) / len(values):.1f} per run ({min(values)}–{max(values)})")
     return "\n".join(lines)

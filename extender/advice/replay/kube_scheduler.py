@@ -70,6 +70,7 @@ class KubeRunResult:
     overcommitted_pods: int  # of those, pods whose node had not the GPUs they ask free
     overcommitted_nodes: int  # nodes holding at least one over-committed pod
     sampled: int  # feasible nodes kube-scheduler stops at (numFeasibleNodesToFind)
+    off_best: int = 0  # GPU pods the advisor was asked about, bound where its wire score was not the top
 
 
 @dataclass(slots=True)
@@ -185,7 +186,7 @@ def kube_replay(
     frag_per_node = [frag_model.node(s) for s in states]
     frag = sum(frag_per_node)
     frag_log: list[float] = []
-    arrived = used = without = overcommitted = 0
+    arrived = used = without = overcommitted = off_best = 0
     overcommitted_on: set[int] = set()
     arrived_log: list[int] = []
     used_log: list[int] = []
@@ -212,12 +213,15 @@ def kube_replay(
             chosen = feasible[0]
         elif feasible:
             totals = [plugin_total(profile, kube[n], cpu, memory) for n in feasible]
+            wire: list[int] = []
             if reaches and extender is not None and extender.prioritizes:
                 wire = advisor.wire_scores([states[n] for n in feasible], [names[n] for n in feasible], pod)
                 totals = [t + extender_points(extender.weight, w) for t, w in zip(totals, wire, strict=True)]
             best = max(totals)
             ties = [n for n, t in zip(feasible, totals, strict=True) if t == best]
             chosen = ties[rng.randrange(len(ties))] if len(ties) > 1 else ties[0]
+            if wire and shape.gpu_request > 0 and wire[feasible.index(chosen)] < max(wire):
+                off_best += 1
         if chosen >= 0:
             state = states[chosen]
             kube[chosen].cpu_requested += cpu
@@ -252,4 +256,4 @@ def kube_replay(
         placements.append(chosen)
     capacity = sum(spec.gpu_count for spec in nodes) * MILLI
     run = RunResult(name, order.seed, capacity, tuple(arrived_log), tuple(used_log), tuple(frag_log), tuple(placements))
-    return KubeRunResult(run, without, overcommitted, len(overcommitted_on), wanted)
+    return KubeRunResult(run, without, overcommitted, len(overcommitted_on), wanted, off_best)
