@@ -55,10 +55,10 @@ def test_a_trays_node_view_names_its_clique_and_its_seventeen_rack_mates(client:
 
 
 def test_a_rack_counts_the_pod_groups_with_members_in_it() -> None:
-    """Two JobSets of 8 four-GPU workers, placed by the advisor onto trays 1-16; train-c's first worker pends."""
+    """Two JobSets of 8 four-GPU workers, placed by the advisor onto 16 trays; train-c's first worker pends."""
     nodes = parse_snapshot(json.loads(TWO_JOBSETS.read_text(encoding="utf-8"))).cluster("two").nodes()
     [rack] = rack_cards(nodes)
-    # 18 trays × 4 = 72 GPUs; 2 JobSets × 8 workers × 4 GPUs = 64 allocated; 72 - 64 = 8 free (trays 17, 18)
+    # 18 trays × 4 = 72 GPUs; 2 JobSets × 8 workers × 4 GPUs = 64 allocated; 72 - 64 = 8 free (trays 10, 18)
     assert (len(rack["trays"]), rack["gpus"], rack["allocated"], rack["free"]) == (18, 72, 64, 8)
     assert [(g["kind"], g["key"], g["text"]) for g in rack["groups"]] == [
         ("JobSet", "ml/train-a", "8 of 8 workers here"),
@@ -70,13 +70,14 @@ def test_a_rack_counts_the_pod_groups_with_members_in_it() -> None:
 
 def test_a_group_split_across_cliques_shows_its_share_in_each() -> None:
     doc = json.loads(TWO_JOBSETS.read_text(encoding="utf-8"))
-    for item in doc["items"]:  # move trays 13-18 into a second clique: train-b's workers on 13-16 go too
+    for item in doc["items"]:  # move trays 13-18 into a second clique, and the workers on them
+        # (the tie order placed train-a on 13, 16, 17 and train-b on 14, 15 there; tray 18 is free, as is 10)
         if item["kind"] == "Node" and item["metadata"]["name"] >= "rack0-tray-13":
             item["metadata"]["labels"]["nvidia.com/gpu.clique"] = "4fc6b5a0.2"
     nodes = parse_snapshot(doc).cluster("split").nodes()
     first, second = rack_cards(nodes)
-    assert (first["short"], len(first["trays"]), first["gpus"], first["free"]) == ("4fc6b5a0.1", 12, 48, 0)
-    assert (second["short"], len(second["trays"]), second["gpus"], second["free"]) == ("4fc6b5a0.2", 6, 24, 8)
-    # train-b: workers on trays 9-12 in the first clique, 13-16 in the second: 4 of 8 in each
-    assert [g["text"] for g in first["groups"]] == ["8 of 8 workers here", "4 of 8 workers here"]
-    assert [g["text"] for g in second["groups"]] == ["4 of 8 workers here"]
+    assert (first["short"], len(first["trays"]), first["gpus"], first["free"]) == ("4fc6b5a0.1", 12, 48, 4)
+    assert (second["short"], len(second["trays"]), second["gpus"], second["free"]) == ("4fc6b5a0.2", 6, 24, 4)
+    # train-a: 8 - 3 = 5 of its workers in the first clique; train-b: 8 - 2 = 6
+    assert [g["text"] for g in first["groups"]] == ["5 of 8 workers here", "6 of 8 workers here"]
+    assert [g["text"] for g in second["groups"]] == ["3 of 8 workers here", "2 of 8 workers here"]

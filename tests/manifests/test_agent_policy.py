@@ -169,8 +169,9 @@ def test_the_agent_may_remove_its_own_annotation(policy: Doc) -> None:
     assert judge(policy, annotate(**{ANNOTATION_FREE_GPUS: None})).allowed
 
 
-# Sizes: 16 GPUs × (GPU record + 7 MIG instances) + 120 links is the largest real document, 17,830 bytes;
-# the bound, 32,768, is 1.84 × that. 40 GPUs is 35,786 bytes with no UUID, bus ID, name or MIG at all.
+# Sizes: 16 GPUs × (GPU record + 7 MIG instances) + 120 links (each with gpu_links and its old name nvlinks)
+# is the largest real document, 19,648 bytes; the bound, 32,768, is 1.67 × that. 40 GPUs is 47,504 bytes
+# with no UUID, bus ID, name or MIG at all.
 @pytest.mark.parametrize(
     ("document", "allowed"),
     [
@@ -193,13 +194,13 @@ def test_the_topology_annotation_is_bounded_in_bytes(policy: Doc, document: str,
     assert verdict.allowed is allowed, (len(document.encode()), verdict.denials)
     if not allowed:
         assert verdict.denials == (
-            "gpu-advisor.io/topology is larger than 32768 bytes (a 16-GPU board with MIG is under 18000)",
+            "gpu-advisor.io/topology is larger than 32768 bytes (a 16-GPU board with MIG is under 20000)",
         )
 
 
 def test_sixteen_gpus_with_seven_mig_instances_each_is_the_largest_real_document() -> None:
-    assert len(nvswitch_board(16, mig_per_gpu=7)) == 17_830
-    assert TOPOLOGY_LIMIT / 17_830 > 1.8
+    assert len(nvswitch_board(16, mig_per_gpu=7)) == 19_648
+    assert TOPOLOGY_LIMIT / 19_648 > 1.6
 
 
 @pytest.mark.parametrize(

@@ -98,15 +98,23 @@ def test_alike_nodes_share_a_plan_and_alike_shapes_share_the_verdict() -> None:
     memo, board, policy, state = watched()
     nodes = state.nodes_by_name()  # type: ignore[attr-defined]
     plain, declared = PodRequest(gpus=2), PodRequest(gpus=2, gpu_memory_mib=4096)
-    first = judge_all(plain, ["a", "b"], nodes, board, policy, NOW + 1, memo=memo)
-    second = judge_all(declared, ["a", "b"], nodes, board, policy, NOW + 1, memo=memo)
+    # ranked=False: the very verdicts the memo keeps (the wire lowers one of two equal nodes, a copy)
+    first = judge_all(plain, ["a", "b"], nodes, board, policy, NOW + 1, memo=memo, ranked=False)
+    second = judge_all(declared, ["a", "b"], nodes, board, policy, NOW + 1, memo=memo, ranked=False)
     # same machine, same free set: one signature, one plan worked out for both
     assert signature(nodes["a"]) is signature(nodes["b"])
     assert len(memo.plans[memo.shape(plain, policy, board).plan_key]) == 1
     assert [v is w for v, w in zip(first, second, strict=True)] == [True, True]  # 4 GiB fits a 16 GiB GPU
     # Another VRAM figure, with a candidate the model does not know among them: that one passes unjudged.
     third = judge_all(
-        PodRequest(gpus=2, gpu_memory_mib=2048), ["a", "ghost", "b"], nodes, board, policy, NOW + 1, memo=memo
+        PodRequest(gpus=2, gpu_memory_mib=2048),
+        ["a", "ghost", "b"],
+        nodes,
+        board,
+        policy,
+        NOW + 1,
+        memo=memo,
+        ranked=False,
     )
     assert [third[0] is first[0], third[2] is first[1]] == [True, True]
     assert third[1].fits and "unknown to gpu-advisor" in third[1].reason
@@ -143,14 +151,14 @@ def test_pods_that_differ_only_in_what_a_plan_does_not_read_share_one_shape() ->
     newer learned mix: a whole-GPU plan reads none of it, so the verdicts are the very ones remembered."""
     memo, board, policy, state = watched()
     nodes = state.nodes_by_name()  # type: ignore[attr-defined]
-    first = judge_all(PodRequest(gpus=2), ["a", "b"], nodes, board, policy, NOW + 1, memo=memo)
+    first = judge_all(PodRequest(gpus=2), ["a", "b"], nodes, board, policy, NOW + 1, memo=memo, ranked=False)
     twins = [
         PodRequest(gpus=2, cpu_milli=8000, memory_mib=32_768),
         PodRequest(gpus=2, latency_sensitive=True),
     ]
     for twin in twins:
         assert memo.shape(twin, policy, board) is memo.shape(PodRequest(gpus=2), policy, board), twin
-        again = judge_all(twin, ["a", "b"], nodes, board, policy, NOW + 1, memo=memo)
+        again = judge_all(twin, ["a", "b"], nodes, board, policy, NOW + 1, memo=memo, ranked=False)
         assert [v is w for v, w in zip(first, again, strict=True)] == [True, True], twin
     renewed = learned_from([("p", PodRequest(gpus=1, cpu_milli=4000))])
     assert memo.shape(PodRequest(gpus=2), policy, board, renewed) is memo.shape(PodRequest(gpus=2), policy, board)
