@@ -16,19 +16,25 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.wire_table import WIRE_CSV, read_wire_csv, wire_markdown  # noqa: E402
+from benchmarks.wire_table import WIRE_CSV, fleets_markdown, read_wire_csv, wire_markdown  # noqa: E402
 
 MARKER = "<!-- include: wire-table -->"
+FLEETS = "<!-- include: wire-fleets -->"
 
 
 def on_files(files: Any, config: Any) -> Any:
     from mkdocs.structure.files import File
 
     files.append(File.generated(config, "wire.png", abs_src_path=str(WIRE_CSV.with_name("wire.png"))))
+    mixed = WIRE_CSV.with_name("wire-mixed.png")
+    if mixed.is_file():
+        files.append(File.generated(config, "wire-mixed.png", abs_src_path=str(mixed)))
     return files
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
-    if MARKER not in markdown:
-        return markdown
-    return markdown.replace(MARKER, wire_markdown(read_wire_csv()))
+    if MARKER in markdown:
+        markdown = markdown.replace(MARKER, wire_markdown(read_wire_csv()))
+    if FLEETS in markdown:
+        markdown = markdown.replace(FLEETS, fleets_markdown())
+    return markdown
