@@ -27,7 +27,7 @@ from extender.http.advisor import Advisor
 from extender.scoring import ScoringPolicy
 from extender.sources.snapshot import simulated_cluster
 from gpu_advisor.app import create_app
-from gpu_advisor.serve import settle_memory
+from gpu_advisor.memory import settle_memory
 
 REVIEW: dict[str, Any] = {
     "apiVersion": "admission.k8s.io/v1",

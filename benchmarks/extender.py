@@ -41,7 +41,7 @@ from extender.http.requests import read_json
 from extender.scoring import ScoringPolicy
 from extender.sources.snapshot import parse_snapshot
 from gpu_advisor.app import create_app
-from gpu_advisor.serve import settle_memory
+from gpu_advisor.memory import settle_memory
 
 MACHINES = ["dgx1-v100", "hgx-h100", "dgx-a100", "l40s-pcie", "gke-a4-b200"]
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import ctypes
-import gc
 import logging
 import os
 import socket
 import ssl
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,6 +32,7 @@ from extender.sources.telemetry_trust import TelemetryTrust
 from gpu_advisor.connections import deadline_protocol
 from gpu_advisor.history_sources import history_source, usage_source
 from gpu_advisor.logs import install_log_hygiene
+from gpu_advisor.memory import settle_memory
 from webhook.admission import AdmissionSettings
 
 __all__ = ["ServeError", "build_advisor", "listen", "run", "serve_on_configured_loop", "uvicorn_config"]
@@ -63,41 +62,6 @@ class Background:
     def stop(self) -> None:
         for part in self.parts:
             part.stop()
-
-
-def settle_memory(advisors: Iterable[Advisor] = ()) -> None:
-    """Call once the cluster model is built: move it out of the garbage collector's way, and hand the
-    heap a telemetry refresh freed back to the system after each refresh.
-
-    The model is hundreds of thousands of long-lived objects and each extender call allocates
-    thousands of short-lived ones; with default settings full collections walk the model every few
-    calls and pause the server for hundreds of milliseconds (measured by benchmarks/extender.py).
-    A refresh replaces the readings and the verdicts of the nodes it moved: glibc keeps the freed
-    memory in its arenas, and over twenty refreshes resident memory crept up by some 30 MiB at 5,000
-    nodes with nothing more alive (benchmarks/wire.py); ``malloc_trim`` returns it.
-    """
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 100)
-    trim = _malloc_trim()
-    if trim is not None:
-        for advisor in advisors:
-            if advisor.telemetry is not None:  # listeners run in order: after the standing tables refill
-                advisor.telemetry.subscribe(trim)
-
-
-def _malloc_trim() -> Callable[[], None] | None:
-    """glibc's ``malloc_trim(0)``, or None where there is no glibc (the trim is an optimisation)."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):
-        return None
-
-    def release() -> None:
-        trim(0)
-
-    return release
 
 
 def build_advisor(

@@ -84,11 +84,7 @@ def _published_runs(pods: Path) -> Any:
 
 def _run(args: argparse.Namespace) -> int:
     from extender.advice.replay.policies import policy_names
-    from extender.advice.replay.progress import ProgressBar
-    from extender.advice.replay.published import compare_published, published_traces
-    from extender.advice.replay.report_json import sweep_json
-    from extender.advice.replay.report_table import format_sweep
-    from extender.advice.replay.run import run_sweep
+    from extender.advice.replay.published import published_traces
     from gpu_advisor.replay_inputs import load_scheduler_profile, load_workset, trace_name
 
     profile = load_scheduler_profile(args.scheduler_config) if args.scheduler_config is not None else None
@@ -111,6 +107,18 @@ def _run(args: argparse.Namespace) -> int:
         limit = load_limit(args.limit)
         check_limit(limit, trace_name(args.pods), seeds, f"--limit: {args.limit}")
     workset = load_workset(args.nodes, args.pods, args.orders, args.kubeconfig)
+    sweep, kube = _sweep(workset, policies, seeds, jobs, runs, profile)
+    _report(args, sweep, profile, kube, limit, published)
+    return 0
+
+
+def _sweep(
+    workset: Any, policies: list[str], seeds: list[int], jobs: int, runs: int, profile: Any
+) -> tuple[Any, dict[int, Any]]:
+    """The policies' runs, and kube-scheduler's for ``profile`` (if given) as one more column."""
+    from extender.advice.replay.progress import ProgressBar
+    from extender.advice.replay.run import run_sweep
+
     bar = ProgressBar(runs, sys.stderr) if sys.stderr.isatty() else None
     kube: dict[int, Any] = {}
     try:
@@ -125,6 +133,16 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+    return sweep, kube
+
+
+def _report(
+    args: argparse.Namespace, sweep: Any, profile: Any, kube: dict[int, Any], limit: Any, published: Any
+) -> None:
+    """The tables on stdout, then the --json and --plot files."""
+    from extender.advice.replay.published import compare_published
+    from extender.advice.replay.report_table import format_sweep
+
     print(format_sweep(sweep))
     if profile is not None:
         from extender.advice.replay.kube_run import format_kube_counts
@@ -140,26 +158,32 @@ def _run(args: argparse.Namespace) -> int:
         print()
         print(compare_published(sweep, published))
     if args.json is not None:
-        document = sweep_json(sweep)
-        if limit is not None:
-            from extender.advice.replay.limit import limit_json
-
-            added = limit_json(sweep, limit)
-            document["limit"] = added["limit"]
-            for policy, distance in added["distance_to_limit"].items():
-                document["policies"][policy]["distance_to_limit"] = distance
-        if profile is not None:
-            from extender.advice.replay.kube_run import kube_counts_json
-
-            document["kube_scheduler"] = kube_counts_json(profile, kube)
-        args.json.write_text(json.dumps(document, indent=1) + "\n")
+        args.json.write_text(json.dumps(_document(sweep, profile, kube, limit), indent=1) + "\n")
         print(f"wrote {args.json}", file=sys.stderr)
     if args.plot is not None:
         from extender.advice.replay.plot import write_plot
 
         write_plot(sweep, args.plot)
         print(f"wrote {args.plot}", file=sys.stderr)
-    return 0
+
+
+def _document(sweep: Any, profile: Any, kube: dict[int, Any], limit: Any) -> dict[str, Any]:
+    """The --json document: the sweep, with the distance to a limit and kube-scheduler's counts if asked."""
+    from extender.advice.replay.report_json import sweep_json
+
+    document = sweep_json(sweep)
+    if limit is not None:
+        from extender.advice.replay.limit import limit_json
+
+        added = limit_json(sweep, limit)
+        document["limit"] = added["limit"]
+        for policy, distance in added["distance_to_limit"].items():
+            document["policies"][policy]["distance_to_limit"] = distance
+    if profile is not None:
+        from extender.advice.replay.kube_run import kube_counts_json
+
+        document["kube_scheduler"] = kube_counts_json(profile, kube)
+    return document
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:

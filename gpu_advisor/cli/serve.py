@@ -135,19 +135,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     serve.add_argument("--tls-cert", metavar="FILE", help="serving certificate (PEM): also serve HTTPS on --tls-port")
     serve.add_argument("--tls-key", metavar="FILE", help="its private key (PEM); both are reloaded when renewed")
     serve.add_argument("--tls-port", type=int, default=8443, help="HTTPS port for the webhooks (default 8443)")
-    serve.add_argument(
-        "--route-gpu-pods-to",
-        metavar="SCHEDULER",
-        help="mutating webhook: set schedulerName of GPU Pods that chose none",
-    )
-    serve.add_argument(
-        "--scheduler-config",
-        action="append",
-        metavar="FILE",
-        help="a KubeSchedulerConfiguration that calls the advisor (repeatable, one per scheduler): admission "
-        "warns (enforce: denies) GPU pods whose scheduler, or its extender's managedResources, will not ask the "
-        "advisor. Default: the `scheduler-config` profile gpu-advisor, asked about every pod",
-    )
+    _scheduler_options(serve)
     serve.add_argument(
         "--api-auth",
         action="store_true",
@@ -167,6 +155,23 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     _limits(serve)
     serve.set_defaults(handler=_serve)
+
+
+def _scheduler_options(serve: argparse.ArgumentParser) -> None:
+    """Which schedulers bring pods to the advisor, and where admission sends GPU pods."""
+    serve.add_argument(
+        "--route-gpu-pods-to",
+        metavar="SCHEDULER",
+        help="mutating webhook: set schedulerName of GPU Pods that chose none",
+    )
+    serve.add_argument(
+        "--scheduler-config",
+        action="append",
+        metavar="FILE",
+        help="a KubeSchedulerConfiguration that calls the advisor (repeatable, one per scheduler): admission "
+        "warns (enforce: denies) GPU pods whose scheduler, or its extender's managedResources, will not ask the "
+        "advisor. Default: the `scheduler-config` profile gpu-advisor, asked about every pod",
+    )
 
 
 def _telemetry_options(serve: argparse.ArgumentParser) -> None:

@@ -10,16 +10,16 @@ from extender.cluster.state import ClusterState
 from extender.http.advisor import Advisor
 from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy
-from gpu_advisor import serve
+from gpu_advisor import memory
 
 
 def test_a_refresh_is_followed_by_a_trim_of_the_heap(monkeypatch: pytest.MonkeyPatch) -> None:
     trims: list[int] = []
-    monkeypatch.setattr(serve, "_malloc_trim", lambda: lambda: trims.append(1))
+    monkeypatch.setattr(memory, "_malloc_trim", lambda: lambda: trims.append(1))
     board = TelemetryBoard(60)
     advisor = Advisor(ClusterState("t"), board, ScoringPolicy(), clock=lambda: 1_796_000_000.0)
     try:
-        serve.settle_memory([advisor])
+        memory.settle_memory([advisor])
         board.replace({}, 1_796_000_000.0)
         board.replace({}, 1_796_000_010.0)
     finally:
@@ -29,5 +29,5 @@ def test_a_refresh_is_followed_by_a_trim_of_the_heap(monkeypatch: pytest.MonkeyP
 
 
 def test_the_trim_is_glibcs_where_there_is_one() -> None:
-    trim = serve._malloc_trim()
+    trim = memory._malloc_trim()
     assert trim is None or trim() is None  # returns nothing, whatever it freed

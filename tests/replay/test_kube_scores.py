@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from extender.advice.replay.kube_profile import ShapePoint
+from extender.advice.replay.kube_fit import ShapePoint
 from extender.advice.replay.kube_scores import (
     balanced_allocation,
     extender_points,

@@ -30,9 +30,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import pairwise
-from typing import Any, Literal
+from typing import Any
 
+from extender.advice.replay.kube_fields import Problems, a_list, mapping, whole
+from extender.advice.replay.kube_fit import FitScoring, ResourceWeight, ShapePoint, fit_scoring, resources_of
 from extender.advice.replay.openb import ReplayInputError
 
 __all__ = [
@@ -51,8 +52,6 @@ __all__ = [
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 FIT = "NodeResourcesFit"
 BALANCED = "NodeResourcesBalancedAllocation"
-Strategy = Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]
-_STRATEGIES: tuple[Strategy, ...] = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
 
 # default_plugins.go, in order; None: the plugin has no Score hook (its weight is never read).
 _DEFAULT_MULTIPOINT: tuple[tuple[str, int | None], ...] = (
@@ -84,29 +83,6 @@ _KNOWN = {name for name, _ in _DEFAULT_MULTIPOINT} | _SCORING | {"EBSLimits", "G
 
 
 @dataclass(frozen=True, slots=True)
-class ResourceWeight:
-    name: str
-    weight: int
-
-
-@dataclass(frozen=True, slots=True)
-class ShapePoint:
-    """One point of RequestedToCapacityRatio's shape: utilization 0–100 %, score 0–10."""
-
-    utilization: int
-    score: int
-
-
-@dataclass(frozen=True, slots=True)
-class FitScoring:
-    """NodeResourcesFit's scoring strategy."""
-
-    strategy: Strategy = "LeastAllocated"
-    resources: tuple[ResourceWeight, ...] = (ResourceWeight("cpu", 1), ResourceWeight("memory", 1))
-    shape: tuple[ShapePoint, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class ExtenderConfig:
     url: str
     weight: int
@@ -122,7 +98,7 @@ class KubeSchedulerProfile:
     name: str
     percentage_of_nodes_to_score: int  # 0: kube-scheduler's adaptive percentage
     score_weights: Mapping[str, int]  # every enabled Score plugin, constant ones included
-    fit: FitScoring = FitScoring()
+    fit: FitScoring = FitScoring()  # noqa: RUF009 (frozen: one shared default is safe)
     balanced_resources: tuple[ResourceWeight, ...] = (ResourceWeight("cpu", 1), ResourceWeight("memory", 1))
     extender: ExtenderConfig | None = None
 
@@ -147,59 +123,15 @@ class KubeSchedulerProfile:
         return f"profile {self.name}: plugins {scored or 'none'}; nodes scored {sampling}; {ext}"
 
 
-class _Problems:
-    """Every bad field of a configuration, reported together."""
-
-    def __init__(self) -> None:
-        self.found: list[str] = []
-
-    def add(self, where: str, message: str) -> None:
-        self.found.append(f"{where}: {message}")
-
-    def raise_any(self) -> None:
-        if self.found:
-            raise ReplayInputError("scheduler configuration: " + "; ".join(self.found))
-
-
-def _mapping(value: Any, where: str, problems: _Problems) -> Mapping[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        problems.add(where, f"expected an object, got {type(value).__name__}")
-        return {}
-    return value
-
-
-def _list(value: Any, where: str, problems: _Problems) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        problems.add(where, f"expected a list, got {type(value).__name__}")
-        return []
-    return value
-
-
-def _int(value: Any, where: str, problems: _Problems, low: int, high: int | None, default: int) -> int:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        problems.add(where, f"{value!r} is not a whole number")
-        return default
-    if value < low or (high is not None and value > high):
-        problems.add(where, f"{value} is not between {low} and {high}" if high is not None else f"{value} < {low}")
-        return default
-    return value
-
-
-def _plugins(value: Any, where: str, problems: _Problems) -> tuple[list[tuple[str, int | None]], set[str]]:
+def _plugins(value: Any, where: str, problems: Problems) -> tuple[list[tuple[str, int | None]], set[str]]:
     """A PluginSet: enabled (name, weight) in order, and the disabled names."""
-    pset = _mapping(value, where, problems)
+    pset = mapping(value, where, problems)
     enabled: list[tuple[str, int | None]] = []
     disabled: set[str] = set()
     for key, out in (("enabled", enabled), ("disabled", None)):
-        for i, item in enumerate(_list(pset.get(key), f"{where}.{key}", problems)):
+        for i, item in enumerate(a_list(pset.get(key), f"{where}.{key}", problems)):
             at = f"{where}.{key}[{i}]"
-            entry = _mapping(item, at, problems)
+            entry = mapping(item, at, problems)
             name = entry.get("name")
             if not isinstance(name, str) or not name:
                 problems.add(at, "a plugin needs a name")
@@ -210,7 +142,7 @@ def _plugins(value: Any, where: str, problems: _Problems) -> tuple[list[tuple[st
             if out is None:
                 disabled.add(name)
             else:
-                out.append((name, _int(entry.get("weight"), f"{at}.weight", problems, 0, 100, 0)))
+                out.append((name, whole(entry.get("weight"), f"{at}.weight", problems, 0, 100, 0)))
     return enabled, disabled
 
 
@@ -224,8 +156,8 @@ def _merge(
     return kept + [(n, w) for n, w in enabled if n not in named]
 
 
-def _score_weights(profile: Mapping[str, Any], where: str, problems: _Problems) -> dict[str, int]:
-    plugins = _mapping(profile.get("plugins"), f"{where}.plugins", problems)
+def _score_weights(profile: Mapping[str, Any], where: str, problems: Problems) -> dict[str, int]:
+    plugins = mapping(profile.get("plugins"), f"{where}.plugins", problems)
     multi_on, multi_off = _plugins(plugins.get("multiPoint"), f"{where}.plugins.multiPoint", problems)
     score_on, score_off = _plugins(plugins.get("score"), f"{where}.plugins.score", problems)
     multipoint = _merge(list(_DEFAULT_MULTIPOINT), multi_on, multi_off)
@@ -242,75 +174,33 @@ def _score_weights(profile: Mapping[str, Any], where: str, problems: _Problems) 
     return weights
 
 
-def _resources(value: Any, where: str, problems: _Problems) -> tuple[ResourceWeight, ...] | None:
-    if value is None:
-        return None
-    out = []
-    for i, item in enumerate(_list(value, where, problems)):
-        entry = _mapping(item, f"{where}[{i}]", problems)
-        name = entry.get("name")
-        if not isinstance(name, str) or not name:
-            problems.add(f"{where}[{i}]", "a resource needs a name")
-            continue
-        out.append(ResourceWeight(name, _int(entry.get("weight"), f"{where}[{i}].weight", problems, 1, 100, 1)))
-    return tuple(out)
-
-
-def _shape(value: Any, where: str, problems: _Problems) -> tuple[ShapePoint, ...]:
-    points = []
-    for i, item in enumerate(_list(value, where, problems)):
-        entry = _mapping(item, f"{where}[{i}]", problems)
-        utilization = _int(entry.get("utilization"), f"{where}[{i}].utilization", problems, 0, 100, 0)
-        score = _int(entry.get("score"), f"{where}[{i}].score", problems, 0, 10, 0)
-        points.append(ShapePoint(utilization, score))
-    if not points:
-        problems.add(where, "RequestedToCapacityRatio needs at least one shape point")
-    elif any(b.utilization <= a.utilization for a, b in pairwise(points)):
-        problems.add(where, "utilization values must increase")
-    return tuple(points)
-
-
-def _plugin_args(profile: Mapping[str, Any], where: str, problems: _Problems) -> dict[str, Mapping[str, Any]]:
+def _plugin_args(profile: Mapping[str, Any], where: str, problems: Problems) -> dict[str, Mapping[str, Any]]:
     out = {}
-    for i, item in enumerate(_list(profile.get("pluginConfig"), f"{where}.pluginConfig", problems)):
-        entry = _mapping(item, f"{where}.pluginConfig[{i}]", problems)
+    for i, item in enumerate(a_list(profile.get("pluginConfig"), f"{where}.pluginConfig", problems)):
+        entry = mapping(item, f"{where}.pluginConfig[{i}]", problems)
         name = entry.get("name")
         if isinstance(name, str):
-            out[name] = _mapping(entry.get("args"), f"{where}.pluginConfig[{i}].args", problems)
+            out[name] = mapping(entry.get("args"), f"{where}.pluginConfig[{i}].args", problems)
     return out
 
 
-def _fit(args: Mapping[str, Any], where: str, problems: _Problems) -> FitScoring:
-    strategy = _mapping(args.get("scoringStrategy"), f"{where}.scoringStrategy", problems)
-    kind = strategy.get("type", "LeastAllocated")
-    if kind not in _STRATEGIES:
-        problems.add(f"{where}.scoringStrategy.type", f"{kind!r} is not one of {', '.join(_STRATEGIES)}")
-        kind = "LeastAllocated"
-    resources = _resources(strategy.get("resources"), f"{where}.scoringStrategy.resources", problems)
-    shape: tuple[ShapePoint, ...] = ()
-    if kind == "RequestedToCapacityRatio":
-        ratio = _mapping(strategy.get("requestedToCapacityRatio"), f"{where}.requestedToCapacityRatio", problems)
-        shape = _shape(ratio.get("shape"), f"{where}.scoringStrategy.requestedToCapacityRatio.shape", problems)
-    return FitScoring(kind, resources if resources is not None else FitScoring().resources, shape)
-
-
-def _extender(document: Mapping[str, Any], problems: _Problems) -> ExtenderConfig | None:
-    extenders = _list(document.get("extenders"), "extenders", problems)
+def _extender(document: Mapping[str, Any], problems: Problems) -> ExtenderConfig | None:
+    extenders = a_list(document.get("extenders"), "extenders", problems)
     if len(extenders) > 1:
         problems.add("extenders", f"{len(extenders)} given; the replay models one extender, the advisor")
     if not extenders:
         return None
-    entry = _mapping(extenders[0], "extenders[0]", problems)
+    entry = mapping(extenders[0], "extenders[0]", problems)
     managed = set()
-    for i, item in enumerate(_list(entry.get("managedResources"), "extenders[0].managedResources", problems)):
-        name = _mapping(item, f"extenders[0].managedResources[{i}]", problems).get("name")
+    for i, item in enumerate(a_list(entry.get("managedResources"), "extenders[0].managedResources", problems)):
+        name = mapping(item, f"extenders[0].managedResources[{i}]", problems).get("name")
         if not isinstance(name, str) or not name:
             problems.add(f"extenders[0].managedResources[{i}]", "a managed resource needs a name")
         else:
             managed.add(name)
     return ExtenderConfig(
         url=str(entry.get("urlPrefix", "")),
-        weight=_int(entry.get("weight"), "extenders[0].weight", problems, 1, None, 1),
+        weight=whole(entry.get("weight"), "extenders[0].weight", problems, 1, None, 1),
         filters=bool(entry.get("filterVerb")),
         prioritizes=bool(entry.get("prioritizeVerb")),
         managed_resources=frozenset(managed),
@@ -319,16 +209,16 @@ def _extender(document: Mapping[str, Any], problems: _Problems) -> ExtenderConfi
 
 def parse_profile(document: Any, profile_name: str | None = None) -> KubeSchedulerProfile:
     """The scoring of one profile (the first, or the one named) of a KubeSchedulerConfiguration."""
-    problems = _Problems()
+    problems = Problems()
     if not isinstance(document, Mapping):
         raise ReplayInputError("scheduler configuration: expected a KubeSchedulerConfiguration object")
     if document.get("kind") != "KubeSchedulerConfiguration":
         problems.add("kind", f"{document.get('kind')!r} is not KubeSchedulerConfiguration")
     if document.get("apiVersion") != API_VERSION:
         problems.add("apiVersion", f"{document.get('apiVersion')!r} is not {API_VERSION}")
-    overall = _int(document.get("percentageOfNodesToScore"), "percentageOfNodesToScore", problems, 0, 100, 0)
-    profiles = _list(document.get("profiles"), "profiles", problems) or [{"schedulerName": "default-scheduler"}]
-    names = [str(_mapping(p, "profiles[]", problems).get("schedulerName", "default-scheduler")) for p in profiles]
+    overall = whole(document.get("percentageOfNodesToScore"), "percentageOfNodesToScore", problems, 0, 100, 0)
+    profiles = a_list(document.get("profiles"), "profiles", problems) or [{"schedulerName": "default-scheduler"}]
+    names = [str(mapping(p, "profiles[]", problems).get("schedulerName", "default-scheduler")) for p in profiles]
     index = 0
     if profile_name is not None:
         if profile_name not in names:
@@ -336,15 +226,15 @@ def parse_profile(document: Any, profile_name: str | None = None) -> KubeSchedul
         else:
             index = names.index(profile_name)
     where = f"profiles[{index}]"
-    profile = _mapping(profiles[index], where, problems)
+    profile = mapping(profiles[index], where, problems)
     own = profile.get("percentageOfNodesToScore")
     percentage = (
-        _int(own, f"{where}.percentageOfNodesToScore", problems, 0, 100, overall) if own is not None else overall
+        whole(own, f"{where}.percentageOfNodesToScore", problems, 0, 100, overall) if own is not None else overall
     )
     weights = _score_weights(profile, where, problems)
     args = _plugin_args(profile, where, problems)
-    fit = _fit(args.get(FIT, {}), f"{where}.pluginConfig[{FIT}].args", problems)
-    balanced = _resources(args.get(BALANCED, {}).get("resources"), f"{where}.pluginConfig[{BALANCED}]", problems)
+    fit = fit_scoring(args.get(FIT, {}), f"{where}.pluginConfig[{FIT}].args", problems)
+    balanced = resources_of(args.get(BALANCED, {}).get("resources"), f"{where}.pluginConfig[{BALANCED}]", problems)
     extender = _extender(document, problems)
     problems.raise_any()
     return KubeSchedulerProfile(

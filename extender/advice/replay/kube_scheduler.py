@@ -171,89 +171,116 @@ def kube_replay(
     name: str = "kube-scheduler",
 ) -> KubeRunResult:
     """Replay ``order`` on an empty cluster through kube-scheduler's cycle for ``profile``."""
-    rng = random.Random(order.seed)
-    advisor = _Advisor(AdvisorPolicy())
-    advisor.policy.prepare(RunContext(tuple(nodes), tuple(original_pods), order.seed))
-    extender = profile.extender
-    states = [initial_state(spec) for spec in nodes]
-    kube = [_KubeNode(spec.cpu_milli, spec.memory_mib * MIB) for spec in nodes]
-    names = [spec.name for spec in nodes]
-    count = len(nodes)
-    wanted = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, count) if profile.has_scoring else 1
-    start = 0
-    interest: dict[PodShape, bool] = {}
-    frag_model = FragModel(typical_pods(p.shape for p in original_pods))
-    frag_per_node = [frag_model.node(s) for s in states]
-    frag = sum(frag_per_node)
-    frag_log: list[float] = []
-    arrived = used = without = overcommitted = off_best = 0
-    overcommitted_on: set[int] = set()
+    cycle = _Cycle(nodes, order.seed, profile, original_pods)
     arrived_log: list[int] = []
     used_log: list[int] = []
     placements: list[int] = []
+    arrived = 0
     for pod in order.pods:
+        cycle.advisor.observe(pod)
+        placements.append(cycle.schedule(pod))
+        arrived += pod.shape.gpu_request
+        arrived_log.append(arrived)
+        used_log.append(cycle.used)
+    capacity = sum(spec.gpu_count for spec in nodes) * MILLI
+    logs = (tuple(arrived_log), tuple(used_log), tuple(cycle.frag_log), tuple(placements))
+    run = RunResult(name, order.seed, capacity, *logs)
+    return KubeRunResult(
+        run, cycle.without, cycle.overcommitted, len(cycle.overcommitted_on), cycle.wanted, cycle.off_best
+    )
+
+
+class _Cycle:
+    """kube-scheduler's scheduling cycle over the replay's nodes, one pod at a time, and what it did."""
+
+    def __init__(
+        self, nodes: Sequence[NodeSpec], seed: int, profile: KubeSchedulerProfile, original_pods: Sequence[Pod]
+    ) -> None:
+        self.rng = random.Random(seed)
+        self.advisor = _Advisor(AdvisorPolicy())
+        self.advisor.policy.prepare(RunContext(tuple(nodes), tuple(original_pods), seed))
+        self.profile = profile
+        self.states = [initial_state(spec) for spec in nodes]
+        self.kube = [_KubeNode(spec.cpu_milli, spec.memory_mib * MIB) for spec in nodes]
+        self.names = [spec.name for spec in nodes]
+        count = len(nodes)
+        self.wanted = (
+            num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, count) if profile.has_scoring else 1
+        )
+        self.start = 0
+        self.interest: dict[PodShape, bool] = {}
+        self.frag_model = FragModel(typical_pods(p.shape for p in original_pods))
+        self.frag_per_node = [self.frag_model.node(s) for s in self.states]
+        self.frag = sum(self.frag_per_node)
+        self.frag_log: list[float] = []
+        self.used = self.without = self.overcommitted = self.off_best = 0
+        self.overcommitted_on: set[int] = set()
+
+    def schedule(self, pod: Pod) -> int:
+        """The node kube-scheduler binds the pod to (-1: none feasible), with its books kept."""
         shape = pod.shape
-        advisor.observe(pod)
         cpu, memory = _requests(shape)
-        feasible: list[int] = []
-        examined = 0
-        while examined < count and len(feasible) < wanted:
-            node = (start + examined) % count
-            examined += 1
-            if kube[node].admits(cpu, memory):
-                feasible.append(node)
-        start = (start + examined) % count
-        reaches = extender is not None and interest.setdefault(
+        extender = self.profile.extender
+        reaches = extender is not None and self.interest.setdefault(
             shape, is_interested(extender.managed_resources, replay_pod_object(shape))
         )
+        feasible = self._sample(cpu, memory)
         if reaches and extender is not None and extender.filters:
-            feasible = [n for n in feasible if fits(states[n], shape)]
-        chosen = -1
-        if len(feasible) == 1:
-            chosen = feasible[0]
-        elif feasible:
-            totals = [plugin_total(profile, kube[n], cpu, memory) for n in feasible]
-            wire: list[int] = []
-            if reaches and extender is not None and extender.prioritizes:
-                wire = advisor.wire_scores([states[n] for n in feasible], [names[n] for n in feasible], pod)
-                totals = [t + extender_points(extender.weight, w) for t, w in zip(totals, wire, strict=True)]
-            best = max(totals)
-            ties = [n for n, t in zip(feasible, totals, strict=True) if t == best]
-            chosen = ties[rng.randrange(len(ties))] if len(ties) > 1 else ties[0]
-            if wire and shape.gpu_request > 0 and wire[feasible.index(chosen)] < max(wire):
-                off_best += 1
+            feasible = [n for n in feasible if fits(self.states[n], shape)]
+        chosen = feasible[0] if len(feasible) == 1 else self._pick(feasible, pod, cpu, memory, reaches)
         if chosen >= 0:
-            state = states[chosen]
-            kube[chosen].cpu_requested += cpu
-            kube[chosen].memory_requested += memory
-            kube[chosen].pods += 1
-            if shape.gpu_request > 0 and not reaches:
-                without += 1
-            if shape.gpu_request <= 0 or fits(state, shape):
-                gpu = -1
-                if shape.is_sharing:
-                    gpu = advisor.policy.choose_gpu(state, shape) if reaches else best_fit_gpu(state, shape.gpu_milli)
-                states[chosen] = place(state, shape, gpu)
-                used += shape.gpu_request
-            else:
-                # kube-scheduler does not see the share: the pod lands where its GPUs are taken.
-                states[chosen] = NodeState(
-                    state.model,
-                    state.cpu_free - shape.cpu_milli,
-                    state.mem_free - shape.memory_mib,
-                    state.gpus,
-                    state.tags,
-                )
-                overcommitted += 1
-                overcommitted_on.add(chosen)
-            value = frag_model.node(states[chosen])
-            frag += value - frag_per_node[chosen]
-            frag_per_node[chosen] = value
-        arrived += shape.gpu_request
-        frag_log.append(frag)
-        arrived_log.append(arrived)
-        used_log.append(used)
-        placements.append(chosen)
-    capacity = sum(spec.gpu_count for spec in nodes) * MILLI
-    run = RunResult(name, order.seed, capacity, tuple(arrived_log), tuple(used_log), tuple(frag_log), tuple(placements))
-    return KubeRunResult(run, without, overcommitted, len(overcommitted_on), wanted, off_best)
+            self._bind(chosen, shape, cpu, memory, reaches)
+        self.frag_log.append(self.frag)
+        return chosen
+
+    def _sample(self, cpu: int, memory: int) -> list[int]:
+        """Nodes kube-scheduler's own filter admits, from the rotating start, until it has found enough."""
+        count, examined = len(self.kube), 0
+        feasible: list[int] = []
+        while examined < count and len(feasible) < self.wanted:
+            node = (self.start + examined) % count
+            examined += 1
+            if self.kube[node].admits(cpu, memory):
+                feasible.append(node)
+        self.start = (self.start + examined) % count
+        return feasible
+
+    def _pick(self, feasible: list[int], pod: Pod, cpu: int, memory: int, reaches: bool) -> int:
+        """The best total of score plugins and extender points; a seeded draw among equal totals."""
+        if not feasible:
+            return -1
+        profile, extender = self.profile, self.profile.extender
+        totals = [plugin_total(profile, self.kube[n], cpu, memory) for n in feasible]
+        wire: list[int] = []
+        if reaches and extender is not None and extender.prioritizes:
+            wire = self.advisor.wire_scores([self.states[n] for n in feasible], [self.names[n] for n in feasible], pod)
+            totals = [t + extender_points(extender.weight, w) for t, w in zip(totals, wire, strict=True)]
+        best = max(totals)
+        ties = [n for n, t in zip(feasible, totals, strict=True) if t == best]
+        chosen = ties[self.rng.randrange(len(ties))] if len(ties) > 1 else ties[0]
+        if wire and pod.shape.gpu_request > 0 and wire[feasible.index(chosen)] < max(wire):
+            self.off_best += 1
+        return chosen
+
+    def _bind(self, chosen: int, shape: PodShape, cpu: int, memory: int, reaches: bool) -> None:
+        state, kube = self.states[chosen], self.kube[chosen]
+        kube.cpu_requested += cpu
+        kube.memory_requested += memory
+        kube.pods += 1
+        if shape.gpu_request > 0 and not reaches:
+            self.without += 1
+        if shape.gpu_request <= 0 or fits(state, shape):
+            gpu = -1
+            if shape.is_sharing:
+                gpu = self.advisor.policy.choose_gpu(state, shape) if reaches else best_fit_gpu(state, shape.gpu_milli)
+            self.states[chosen] = place(state, shape, gpu)
+            self.used += shape.gpu_request
+        else:
+            # kube-scheduler does not see the share: the pod lands where its GPUs are taken.
+            cpu_free, mem_free = state.cpu_free - shape.cpu_milli, state.mem_free - shape.memory_mib
+            self.states[chosen] = NodeState(state.model, cpu_free, mem_free, state.gpus, state.tags)
+            self.overcommitted += 1
+            self.overcommitted_on.add(chosen)
+        value = self.frag_model.node(self.states[chosen])
+        self.frag += value - self.frag_per_node[chosen]
+        self.frag_per_node[chosen] = value

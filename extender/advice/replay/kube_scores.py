@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from extender.advice.replay.kube_profile import ShapePoint
+from extender.advice.replay.kube_fit import ShapePoint
 
 __all__ = [
     "DEFAULT_MEMORY_REQUEST",
