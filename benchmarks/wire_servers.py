@@ -24,8 +24,10 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 
 import argparse
 import json
+import math
 import random
 import time
+from array import array
 
 from fastapi import FastAPI, Request, Response
 
@@ -35,29 +37,48 @@ from gpu_advisor.serve import build_advisor, run, serve_on_configured_loop, uvic
 
 
 class SyntheticRefresh(Telemetry):
-    """Fresh readings for every GPU every ``interval_s``: a few move a lot, the rest jitter."""
+    """Fresh readings for every GPU every ``interval_s``: a few move a lot, the rest jitter around
+    where they were last moved to (the snapshot's readings at first).
 
-    def __init__(self, board: TelemetryBoard, readings: dict[tuple[str, str], GpuReading], interval_s: float) -> None:
+    Those base values are kept as three flat float arrays (under 1 MiB at 5,000 nodes), not as reading
+    objects: a Prometheus poll keeps nothing between polls, and a copy of the snapshot's readings held
+    here (some 7 MiB) would sit in the served process's memory, in the figures the benchmark reports."""
+
+    def __init__(self, board: TelemetryBoard, interval_s: float) -> None:
         super().__init__(board, "synthetic refresh")
         self.interval_s = interval_s
-        self._base = dict(readings)
+        readings = board.readings()
+        self._keys = list(readings)
+        self._sm = array("d", (_nan_for(r.sm_util) for r in readings.values()))
+        self._used = array("d", (_nan_for(r.memory_used_mib) for r in readings.values()))
+        self._free = array("d", (_nan_for(r.memory_free_mib) for r in readings.values()))
         self._rnd = random.Random(7)
         self.count = 0
 
     def refresh(self) -> int:
         now, rnd = time.time(), self._rnd
+        sms, useds, frees = self._sm, self._used, self._free
         fresh: dict[tuple[str, str], GpuReading] = {}
-        for key, r in self._base.items():
+        for i, key in enumerate(self._keys):
             if rnd.random() < 0.02:  # a job started or stopped on this GPU
-                total = r.memory_total_mib or 81920.0
+                total = useds[i] + frees[i]
+                total = 81920.0 if math.isnan(total) or not total else total
                 used = rnd.choice([0.0, 4096.0, 30000.0])
-                r = self._base[key] = GpuReading(rnd.choice([0.0, 5.0, 40.0, 95.0]), used, total - used)
+                sms[i], useds[i], frees[i] = rnd.choice([0.0, 5.0, 40.0, 95.0]), used, total - used
             jitter = rnd.choice((-1.0, 0.0, 1.0))
-            sm = None if r.sm_util is None else max(0.0, min(100.0, r.sm_util + jitter))
-            fresh[key] = GpuReading(sm, r.memory_used_mib, r.memory_free_mib, at=now)
+            sm = None if math.isnan(sms[i]) else max(0.0, min(100.0, sms[i] + jitter))
+            fresh[key] = GpuReading(sm, _none_for(useds[i]), _none_for(frees[i]), at=now)
         self.board.replace(fresh, now)
         self.count += 1
         return len(fresh)
+
+
+def _nan_for(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
+def _none_for(value: float) -> float | None:
+    return None if math.isnan(value) else value
 
 
 def serve_advisor(snapshot: str, port: int, refresh: float | None) -> int:
@@ -65,10 +86,7 @@ def serve_advisor(snapshot: str, port: int, refresh: float | None) -> int:
     advisor, background = build_advisor(snapshot, None, None)
     if refresh:
         assert advisor.telemetry is not None  # a snapshot's board, even when it holds no reading
-        # The refresh starts from the snapshot's readings, as the board holds them (parsing the file
-        # again here would leave the parse's memory in the figures the benchmark reports).
-        readings = dict(advisor.telemetry.readings())
-        background.parts.append(SyntheticRefresh(advisor.telemetry, readings, refresh))
+        background.parts.append(SyntheticRefresh(advisor.telemetry, refresh))
     return run(advisor, background, "127.0.0.1", port, None, None)
 
 
