@@ -1,48 +1,63 @@
-"""The served process's memory: out of the garbage collector's way once built, and the heap a telemetry
-refresh frees handed back to the system."""
+"""The served process's memory: out of the garbage collector's way once built, glibc's allocator told
+not to keep what big replies free, and the heap a telemetry refresh frees handed back to the system."""
 
 from __future__ import annotations
 
 import ctypes
 import gc
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from extender.http.advisor import Advisor
 
 __all__ = ["settle_memory"]
 
+# mallopt(3) parameters (malloc.h).
+_M_MMAP_THRESHOLD, _M_ARENA_MAX = -3, -8
+# Blocks from this size up are mapped on their own and unmapped when freed. glibc's default starts
+# here too but rises to the largest block ever freed (up to 32 MiB): after the first 5,000-node reply
+# every one is carved from the heap, where a long-lived object left beside it pins the pages.
+MMAP_THRESHOLD = 128 * 1024
+# Threads each get an arena of their own (8 per core by default); memory one thread frees is only
+# reused by that arena. The request threads and the refreshing thread need not more than two.
+ARENA_MAX = 2
+
 
 def settle_memory(advisors: Iterable[Advisor] = ()) -> None:
-    """Call once the cluster model is built: move it out of the garbage collector's way, and hand the
-    heap a telemetry refresh freed back to the system after each refresh.
+    """Call once the cluster model is built, before serving: move it out of the garbage collector's
+    way, set glibc's allocator for a long-lived server, and hand the heap a telemetry refresh freed
+    back to the system after each refresh.
 
     The model is hundreds of thousands of long-lived objects and each extender call allocates
     thousands of short-lived ones; with default settings full collections walk the model every few
     calls and pause the server for hundreds of milliseconds (measured by benchmarks/extender.py).
     A refresh replaces the readings and the verdicts of the nodes it moved: glibc keeps the freed
-    memory in its arenas, and over twenty refreshes resident memory crept up by some 30 MiB at 5,000
-    nodes with nothing more alive (benchmarks/wire.py); ``malloc_trim`` returns what it can (a short
-    run: 153 → 148 MiB; most of the growth is not yet accounted for).
+    memory in its arenas, and over the refresh runs of benchmarks/wire.py resident memory crept up by
+    some 30 MiB at 5,000 nodes with little more alive. ``malloc_trim`` after each refresh and the two
+    settings return part of it: on the mixed fleet, 162 MiB after the refresh runs without the
+    settings, 156 MiB with them (the trim was there in both).
     """
     gc.collect()
     gc.freeze()
     gc.set_threshold(50_000, 20, 100)
-    trim = _malloc_trim()
-    if trim is not None:
-        for advisor in advisors:
-            if advisor.telemetry is not None:  # listeners run in order: after the standing tables refill
-                advisor.telemetry.subscribe(trim)
-
-
-def _malloc_trim() -> Callable[[], None] | None:
-    """glibc's ``malloc_trim(0)``, or None where there is no glibc (the trim is an optimisation)."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):
-        return None
+    libc = _glibc()
+    if libc is None:
+        return  # no glibc: the settings and the trim are optimisations
+    libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    libc.mallopt(_M_ARENA_MAX, ARENA_MAX)
+    trim = libc.malloc_trim
 
     def release() -> None:
         trim(0)
 
-    return release
+    for advisor in advisors:
+        if advisor.telemetry is not None:  # listeners run in order: after the standing tables refill
+            advisor.telemetry.subscribe(release)
+
+
+def _glibc() -> ctypes.CDLL | None:
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt, libc.malloc_trim  # noqa: B018 - both must be there
+    except (OSError, AttributeError):
+        return None
+    return libc

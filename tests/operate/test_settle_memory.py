@@ -1,4 +1,5 @@
-"""Once the model is built, the freed heap of each telemetry refresh is handed back to the system."""
+"""Once the model is built, glibc's allocator is set for a long-lived server and the freed heap of each
+telemetry refresh is handed back to the system."""
 
 from __future__ import annotations
 
@@ -13,21 +14,59 @@ from extender.scoring import ScoringPolicy
 from gpu_advisor import memory
 
 
+class _Libc:
+    """glibc's two calls, recorded."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int] | tuple[str, int, int]] = []
+
+    def mallopt(self, param: int, value: int) -> int:
+        self.calls.append(("mallopt", param, value))
+        return 1
+
+    def malloc_trim(self, pad: int) -> int:
+        self.calls.append(("malloc_trim", pad))
+        return 0
+
+
+def _settled(monkeypatch: pytest.MonkeyPatch, board: TelemetryBoard) -> _Libc:
+    libc = _Libc()
+    monkeypatch.setattr(memory, "_glibc", lambda: libc)
+    advisor = Advisor(ClusterState("t"), board, ScoringPolicy(), clock=lambda: 1_796_000_000.0)
+    try:
+        memory.settle_memory([advisor])
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(700, 10, 10)
+    return libc
+
+
+def test_big_blocks_are_mapped_on_their_own_and_two_arenas_serve_the_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    libc = _settled(monkeypatch, TelemetryBoard(60))
+    # M_MMAP_THRESHOLD is -3 and M_ARENA_MAX -8 in malloc.h; 128 KiB = 131,072 bytes.
+    assert libc.calls == [("mallopt", -3, 131_072), ("mallopt", -8, 2)]
+
+
 def test_a_refresh_is_followed_by_a_trim_of_the_heap(monkeypatch: pytest.MonkeyPatch) -> None:
-    trims: list[int] = []
-    monkeypatch.setattr(memory, "_malloc_trim", lambda: lambda: trims.append(1))
+    board = TelemetryBoard(60)
+    libc = _settled(monkeypatch, board)
+    board.replace({}, 1_796_000_000.0)
+    board.replace({}, 1_796_000_010.0)
+    assert [c for c in libc.calls if c[0] == "malloc_trim"] == [("malloc_trim", 0), ("malloc_trim", 0)]
+
+
+def test_without_glibc_nothing_is_set_and_nothing_trimmed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "_glibc", lambda: None)
     board = TelemetryBoard(60)
     advisor = Advisor(ClusterState("t"), board, ScoringPolicy(), clock=lambda: 1_796_000_000.0)
     try:
         memory.settle_memory([advisor])
-        board.replace({}, 1_796_000_000.0)
-        board.replace({}, 1_796_000_010.0)
     finally:
         gc.unfreeze()
         gc.set_threshold(700, 10, 10)
-    assert trims == [1, 1]
+    board.replace({}, 1_796_000_000.0)  # no listener to call
 
 
-def test_the_trim_is_glibcs_where_there_is_one() -> None:
-    trim = memory._malloc_trim()
-    assert trim is None or trim() is None  # returns nothing, whatever it freed
+def test_glibc_is_found_where_there_is_one() -> None:
+    libc = memory._glibc()
+    assert libc is None or libc.malloc_trim(0) in (0, 1)  # 1: memory was released
