@@ -6,6 +6,7 @@ import logging
 import os
 import socket
 import ssl
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -115,15 +116,15 @@ def build_advisor(
 
 
 def kept_as_json(objects: list[dict[str, Any]]) -> Callable[[], list[dict[str, Any]]]:
-    """The objects, read back on each call from JSON bytes kept in their stead: the console reads a
-    snapshot's Pod objects now and then, and a 5,000-node snapshot's 7,000 pods were 12 MiB of dicts
-    held for it (2 MiB as JSON; read back in milliseconds). Objects orjson cannot write (an integer
-    past 64 bits) are kept as they are."""
+    """The objects, read back on each call from compressed JSON kept in their stead: the console reads
+    a snapshot's Pod objects now and then, and a 5,000-node snapshot's pods were 12 MiB of dicts held
+    for it (4 MiB as JSON, 0.3 MiB compressed; read back in milliseconds). Objects orjson cannot write
+    (an integer past 64 bits) are kept as they are."""
     try:
-        text = orjson.dumps(objects)
+        packed = zlib.compress(orjson.dumps(objects), 1)
     except (orjson.JSONEncodeError, TypeError):
         return lambda: objects
-    return lambda: orjson.loads(text)
+    return lambda: orjson.loads(zlib.decompress(packed))
 
 
 def _usage_refresh(advisor: Advisor, every_s: float, by: str) -> UsageRefresh:

@@ -1,4 +1,4 @@
-"""The snapshot's Pod objects the console reads, kept as JSON bytes rather than as thousands of dicts."""
+"""The snapshot's Pod objects the console reads, kept as compressed JSON rather than as thousands of dicts."""
 
 from __future__ import annotations
 
