@@ -84,10 +84,8 @@ class ReplyFragments:
         self._alike: dict[tuple[int, int, int], _Reply] = {}  # recent replies by (length, first, last verdict)
         self._quoted: dict[str, str] = {}
         self._reasons: dict[str, str] = {}
-        # Priority entries of fitting verdicts by (name, score): eleven at most per node, however many
-        # verdicts; a refusal's fragments by (name, reason).
+        # Priority entries by (name, score) (``_priority``).
         self._priorities: dict[tuple[str, int], str] = {}
-        self._refusals: dict[tuple[str, str], _Fragments] = {}
         self.encoded = 0  # verdicts encoded so far (each once: the fragments stay on the verdict)
 
     def encode_ahead(self, verdicts: list[Verdict]) -> None:
@@ -104,27 +102,27 @@ class ReplyFragments:
                 quoted.clear()
             name = quoted[v.node] = encode_basestring_ascii(v.node)
         if v.fits:
-            priority = self._priorities.get((v.node, v.score))
-            if priority is None:
-                if len(self._priorities) > 100_000:
-                    self._priorities.clear()
-                priority = self._priorities[(v.node, v.score)] = f'{{"Host":{name},"Score":{v.score}}}'
-            v.encoded = found = (name, priority)
+            v.encoded = found = (name, self._priority(v.node, name, v.score))
             return found
-        # A node refuses many shapes alike (every AMD pod size on an NVIDIA node, "offers
-        # nvidia.com/gpu, pod asks for amd.com/gpu"): one pair of fragments per node and reason.
-        refusal = self._refusals.get((v.node, v.reason))
-        if refusal is None:
-            reason = reasons.get(v.reason)
-            if reason is None:
-                if len(reasons) > 50_000:
-                    reasons.clear()
-                reason = reasons[v.reason] = encode_basestring_ascii(v.reason)
-            if len(self._refusals) > 200_000:
-                self._refusals.clear()
-            refusal = self._refusals[(v.node, v.reason)] = (f"{name}:{reason}", f'{{"Host":{name},"Score":0}}')
+        # A node refuses many shapes alike (every AMD pod size on an NVIDIA node): scoring hands them
+        # one verdict per node and reason (``node_verdict.refusal``), so this runs once for all of them.
+        reason = reasons.get(v.reason)
+        if reason is None:
+            if len(reasons) > 50_000:
+                reasons.clear()
+            reason = reasons[v.reason] = encode_basestring_ascii(v.reason)
+        refusal = (f"{name}:{reason}", self._priority(v.node, name, 0))
         v.encoded = refusal
         return refusal
+
+    def _priority(self, node: str, name: str, score: int) -> str:
+        """A priority entry, one per (node, score): eleven at most per node, however many verdicts."""
+        priority = self._priorities.get((node, score))
+        if priority is None:
+            if len(self._priorities) > 100_000:
+                self._priorities.clear()
+            priority = self._priorities[(node, score)] = f'{{"Host":{name},"Score":{score}}}'
+        return priority
 
     def filter_parts(self, request: PodRequest, verdicts: list[Verdict]) -> FilterParts:
         """(passed names, failed entries, unresolvable entries), each already JSON; read them only."""

@@ -26,7 +26,7 @@ from extender.model.readings import TelemetryBoard
 from extender.placement import Placer
 from extender.scoring.live import Headroom
 from extender.scoring.plan import Plan, gib, plan
-from extender.scoring.shape import PlanKey, keep
+from extender.scoring.shape import AVOIDING, PlanKey, keep
 
 __all__ = ["HELD", "UNSTEERED", "held_refusal", "ranked_below", "steer"]
 
@@ -36,7 +36,6 @@ HELD = 10_000.0
 UNSTEERED = (
     "NVIDIA's device plugin picks the set by its own best-effort policy: the advisor predicts it, cannot steer it"
 )
-_AVOID = "avoid held GPUs"  # node.memo key part of a plan chosen without some GPUs
 
 
 def held_refusal(
@@ -91,7 +90,7 @@ def steer(
         return None
     avoid = frozenset(room[3])
     while True:
-        memo_key = (_AVOID, key, avoid)
+        memo_key = (AVOIDING, key, avoid)
         alt: Plan | None = node.memo.get(memo_key)
         if alt is None:
             alt = plan(node, key.request, key.policy, placer, avoid)

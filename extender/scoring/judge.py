@@ -22,7 +22,7 @@ from extender.model.readings import TelemetryBoard
 from extender.placement import Placer
 from extender.scoring.alike import Signature, Work, signature
 from extender.scoring.cliques import toward_clique
-from extender.scoring.memo import PlanKey, Shape, VerdictMemo, keep
+from extender.scoring.memo import PlanKey, Shape, VerdictMemo, keep, worth_keeping
 from extender.scoring.node_verdict import judged, plan_of
 from extender.scoring.plan import as_planned
 from extender.scoring.policy import ScoringPolicy
@@ -76,7 +76,7 @@ def judge_all(
             memo.remember(bare[0], bare[1], bare_made, lookup, since)
     else:
         for node, verdict, valid_until, new in made:
-            if new:
+            if new and worth_keeping(verdict):
                 keep(node, shape, (verdict, valid_until))
     # The clique term reads other nodes (where a group's members are): applied after the memo, never kept.
     verdicts = toward_clique(request, verdicts, nodes)

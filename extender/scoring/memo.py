@@ -20,25 +20,14 @@ from extender.model.readings import TelemetryBoard
 from extender.scoring.live import LiveReadings
 from extender.scoring.plan import as_planned
 from extender.scoring.policy import ScoringPolicy
-from extender.scoring.shape import MEMO_PER_NODE, PlanKey, Shape, keep
+from extender.scoring.shape import MEMO_PER_NODE, PlanKey, Shape, forget_moved_on, keep, used, worth_keeping
 from extender.scoring.verdict import Verdict
 from extender.scoring.workload import NO_MIX, Mix
 
-__all__ = ["MEMO_PER_NODE", "MEMO_TABLES", "PlanKey", "Shape", "VerdictMemo", "keep"]
+__all__ = ["MEMO_PER_NODE", "MEMO_TABLES", "PlanKey", "Shape", "VerdictMemo", "keep", "worth_keeping"]
 
 _NODE = attrgetter("node")
 MEMO_TABLES = 24  # pod shapes whose tables are kept: a 5,000-node table and its verdicts hold ~6 MiB
-
-
-def _used(verdict: Verdict, moved: frozenset[int] | None) -> bool:
-    """Did this verdict read telemetry of these GPUs (None: of any)? A set it hands out is what its
-    headroom reads; a time-sliced node's verdict names no set and reads them all; the memory-held
-    GPUs it was judged with (``held``: refused for, or steered around) were read too."""
-    if verdict.held and (moved is None or not moved.isdisjoint(verdict.held)):
-        return True
-    if not verdict.fits:
-        return False
-    return moved is None or verdict.gpus is None or not moved.isdisjoint(verdict.gpus)
 
 
 class VerdictMemo:
@@ -207,16 +196,13 @@ class VerdictMemo:
         with self._lock:
             self.epoch += 1
             for node, gpus in moved:
-                for k in list(node.memo):
-                    hit = node.memo.get(k)
-                    if isinstance(k, Shape) and hit is not None and _used(hit[0], gpus):
-                        node.memo.pop(k, None)
+                forget_moved_on(node, gpus)
             for shape, (table, until_version) in list(self._tables.items()):
                 if shape.telemetry is not board:
                     continue
                 for node, gpus in moved:
                     verdict = table.get(node.name)
-                    if verdict is not None and _used(verdict, gpus):
+                    if verdict is not None and used(verdict, gpus):
                         del table[node.name]
                 until_version[1] = next(self._versions)
                 # Fresh readings for every node kept: they last until the first one turns stale (a
@@ -256,7 +242,8 @@ class VerdictMemo:
                 valid_until = min(compress(untils, same), default=float("inf"))
                 kept = compress(range(len(same)), map(and_, same, new))
             for i in kept:
-                keep(nodes[i], shape, (verdicts[i], untils[i]))
+                if worth_keeping(verdicts[i]):
+                    keep(nodes[i], shape, (verdicts[i], untils[i]))
             self._touched(shape, valid_until)
 
     def take(

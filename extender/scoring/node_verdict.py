@@ -18,7 +18,7 @@ from extender.scoring.share_plan import plan_cpu_only, plan_shared
 from extender.scoring.stranding import NEUTRAL_LEVEL
 from extender.scoring.verdict import Blend, Verdict
 
-__all__ = ["FOREVER", "Headroom", "judged", "keep", "plan_for", "plan_of", "verdict_of"]
+__all__ = ["FOREVER", "Headroom", "judged", "keep", "plan_for", "plan_of", "refusal", "verdict_of"]
 
 # Until when a refusal holds: one float for all of them (``float("inf")`` makes a new one at each call,
 # and the per-node memos keep one per refusal: 60,000 at 5,000 nodes).
@@ -89,7 +89,7 @@ def verdict_of(
     """The verdict and until when it holds; ``room``: the headroom, if already worked out; ``around``:
     the memory-held GPUs the plan was chosen without."""
     if not plan.fits:
-        return Verdict(name, False, plan.reason, unresolvable=plan.unresolvable), FOREVER
+        return refusal(name, plan.reason, plan.unresolvable), FOREVER
     value, note, valid_until, held = room or headroom(node, plan.telemetry_gpus, shape.telemetry, shape.policy, now)
     if not plan.components:  # a pod that asks no GPU, on a node that cannot inform its stranding
         return Verdict(name, True, plan.reason, score=0, rank=(NEUTRAL_LEVEL, 0.0)), valid_until
@@ -129,6 +129,24 @@ def _look(plan: Plan, shape: Shape, value: float, note: str, held: bool) -> tupl
 
 
 _REASONS: dict[tuple[str, str], str] = {}
+_REFUSALS: dict[tuple[str, str, bool], Verdict] = {}
+
+
+def refusal(name: str, reason: str, unresolvable: bool) -> Verdict:
+    """The one verdict refusing this node for this reason, whatever the pod shape or the node's state.
+
+    A node refuses most shapes alike: of the 85,000 standing verdicts of a 5,000-node mixed fleet,
+    58,500 are refusals and only 18,600 differ in node or reason ("offers nvidia.com/gpu, pod asks for
+    amd.com/gpu" for every AMD size). Shared, they are a third of the objects, and the wire fragments
+    encoded on a verdict are encoded once for all of them. A refusal's content is its node and its
+    reason: nothing changes it once made (a verdict judged with memory-held GPUs is not one of these)."""
+    key = (name, reason, unresolvable)
+    found = _REFUSALS.get(key)
+    if found is None:
+        if len(_REFUSALS) >= 65_536:  # a bound, as for the reasons: at worst a refusal made anew
+            _REFUSALS.clear()
+        found = _REFUSALS[key] = Verdict(name, False, reason, unresolvable=unresolvable)
+    return found
 
 
 def _reason(plan_reason: str, note: str) -> str:

@@ -13,6 +13,7 @@ from extender.model.pods import PodRequest
 from extender.model.readings import GpuReading, TelemetryBoard
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
 from extender.scoring.held import HELD, UNSTEERED
+from extender.scoring.shape import AVOIDING
 from extender.sources.snapshot import parse_snapshot
 
 NOW = 1_796_000_000.0
@@ -155,6 +156,24 @@ def test_a_remembered_verdict_is_forgotten_when_the_held_gpu_frees_its_memory(
     second = verdict()
     assert second.fits and second.rank[0] == 50 and second.held == ()
     assert second.gpus == (2, 3) and second.reason.endswith("live headroom 100%")
+
+
+def test_plans_steered_around_held_gpus_are_dropped_when_the_node_s_readings_move() -> None:
+    # Which GPUs are held comes and goes with the readings: kept, each set ever held would stay on the
+    # node (a fleet where leftover processes come and go grew by megabytes over twenty refreshes).
+    snap = parse_snapshot({"nodes": [{"name": "haunted", "machine": "hgx-h100", "free": [2, 3, 4, 5, 6, 7]}]}, NOW)
+    state, memo, board = snap.cluster("t"), VerdictMemo(), TelemetryBoard(60)
+    board.replace({("haunted", f"#{g}"): reading(HELD_MIB if g == 3 else 0, NOW) for g in range(8)}, NOW)
+    memo.watch(board, IDEAL, state.nodes_by_name, lambda: NOW + 1)
+    judge_all(PodRequest(gpus=2), ["haunted"], state.nodes_by_name(), board, IDEAL, NOW + 1, memo=memo)
+    node = state.nodes_by_name()["haunted"]
+
+    def steered() -> list[object]:
+        return [k for k in node.memo if type(k) is tuple and k and k[0] == AVOIDING]
+
+    assert len(steered()) == 1, "the plan without GPU 3, kept while GPU 3 is held"
+    board.replace({("haunted", f"#{g}"): reading(HELD_MIB if g == 5 else 0, NOW + 1) for g in range(8)}, NOW + 1)
+    assert steered() == [], "GPU 3 freed and GPU 5 held: the plan without GPU 3 is gone"
 
 
 def test_a_pod_declaring_vram_does_not_get_its_vram_less_twin_s_verdict_on_a_held_set() -> None:
