@@ -42,13 +42,13 @@ from extender.cluster.shares import request_milli, take_gpus
 from extender.model.pods import PodRequest
 from extender.scoring.workload import Mix
 
-__all__ = ["NEUTRAL_LEVEL", "Strand", "class_key", "copies", "level", "strand", "usable"]
+__all__ = ["NEUTRAL_LEVEL", "Strand", "class_key", "copies", "level", "pods", "strand", "usable"]
 
 NEUTRAL_LEVEL = 50  # int(100 × sigmoid(0)): the placement strands exactly what it uses
 # (CPU class it needs, where its memory need is among the mix's (-1: none), milli per GPU, GPUs, model
 # allowed, p)
 _Entry = tuple[int, int, int, int, bool, float]
-Copies = tuple[int, ...]  # per memory need of the mix (ascending), how many pods asking it the room holds
+Copies = tuple[int, ...]  # per pod count k = 1 … GPUs, how many of the memory needs the room holds k pods of
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,11 +107,18 @@ def _class(mix: Mix, free: int | None) -> int:
 
 
 def copies(needs: tuple[int, ...], free: int | None, most: int) -> Copies:
-    """How many pods asking each need the free amount holds, counted up to ``most`` (the node's GPUs:
-    no spec takes more pods than that, so a larger count tells F nothing); unknown holds ``most``."""
+    """For k = 1 … ``most`` (the node's GPUs: no spec takes more pods than that, so a larger count tells
+    F nothing), how many of the needs (ascending) the free amount holds k pods of: those up to free // k.
+    A need's pod count is then how many of these exceed its index (``pods``). A few bisections, not a
+    division per need: the replay asks this for every node state it scores. Unknown holds ``most`` of all."""
     if free is None:
-        return (most,) * len(needs)
-    return tuple(min(free // need, most) for need in needs)
+        return (len(needs),) * most
+    return tuple(bisect_right(needs, free // k) for k in range(1, most + 1))
+
+
+def pods(held: Copies, need: int) -> int:
+    """How many pods asking the need at this index ``held`` (``copies``) says the room holds."""
+    return sum(1 for count in held if count > need)
 
 
 def usable(fitting: list[int], gpus: int, pods: int) -> int:
@@ -130,7 +137,7 @@ def _amount(entries: tuple[_Entry, ...], cpu_class: int, memories: Copies, free:
             out += p * total
         else:
             fitting = [g for g in free if g >= milli]
-            out += p * (total - usable(fitting, gpus, memories[memory] if memory >= 0 else len(free)))
+            out += p * (total - usable(fitting, gpus, pods(memories, memory) if memory >= 0 else len(free)))
     return out
 
 

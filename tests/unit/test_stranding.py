@@ -8,7 +8,16 @@ import pytest
 
 from extender.model.gpu_share import ShareRequest
 from extender.model.pods import PodRequest
-from extender.scoring.stranding import NEUTRAL_LEVEL, class_key, copies, fragmentation, level, strand, usable
+from extender.scoring.stranding import (
+    NEUTRAL_LEVEL,
+    class_key,
+    copies,
+    fragmentation,
+    level,
+    pods,
+    strand,
+    usable,
+)
 from extender.scoring.workload import Mix, MixLearner, TypicalPod, learned_from, spec_of
 
 
@@ -154,10 +163,15 @@ def test_usable_is_what_the_pods_take_of_the_roomiest_fitting_gpus(
     assert usable(fitting, gpus, pods) == expected
 
 
-def test_copies_count_pods_per_need_up_to_the_nodes_gpus() -> None:
-    # 100 GiB: 12 pods of 8 GiB (capped at 4 GPUs), 3 of 32, 0 of 128; unknown: 4 of each
-    assert copies((8192, 32768, 131072), 102400, 4) == (4, 3, 0)
-    assert copies((8192, 32768), None, 4) == (4, 4)
+def test_copies_count_per_pod_count_the_needs_held_and_pods_reads_a_need_back() -> None:
+    # 100 GiB (102400 MiB) on a 4-GPU node, needs 8, 32 and 128 GiB: one pod of each fits up to
+    # 102400 (8 and 32 GiB: 2 needs), two up to 51200 (2), three up to 34133 (2: 3 × 32768 = 98304),
+    # four up to 25600 (only 8 GiB: 1)
+    held = copies((8192, 32768, 131072), 102400, 4)
+    assert held == (2, 2, 2, 1)
+    # 8 GiB: 12 pods, counted up to the node's 4 GPUs; 32 GiB: 3; 128 GiB: none
+    assert [pods(held, need) for need in range(3)] == [4, 3, 0]
+    assert copies((8192, 32768), None, 4) == (2, 2, 2, 2) and pods(copies((8192,), None, 4), 0) == 4
 
 
 def test_nodes_apart_only_in_how_many_pods_their_memory_holds_have_different_class_keys() -> None:
