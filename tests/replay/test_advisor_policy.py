@@ -77,20 +77,24 @@ def test_a_small_replay_places_every_pod_the_cluster_can_hold() -> None:
     assert result.placements[:4] == (1, 1, 0, 2) and result.dropped == 0
 
 
-def test_a_pod_is_kept_off_the_node_whose_memory_it_would_leave_too_small_for_the_pods_to_come() -> None:
-    # Pods ask one whole GPU and 32 GiB. Two nodes alike in CPU and GPUs (two idle each): on the 64 GiB one
-    # the pod leaves 32 GiB beside the other GPU, which the next such pod can use; on the 40 GiB one it
-    # leaves 8 GiB, so that GPU is stranded (F 0 -> 1000 milli, level 26). FGD, blind to memory, calls
-    # them equal and leaves it to the tie-break.
-    big = pod(4000, 1, 1000, mem=32768)
+def test_a_memory_hungry_pod_takes_the_node_whose_memory_was_short_already() -> None:
+    # The mix: whole-GPU pods asking 32 GiB. Two nodes alike in CPU and GPUs (two idle each): the 64 GiB one
+    # holds two such pods, so both its GPUs are usable (F = 0); the 40 GiB one holds one, so one GPU is
+    # stranded already (F = 1000). A pod asking 40 GiB leaves 24 GiB on the first, where no 32 GiB pod fits:
+    # its other GPU is stranded (F 0 -> 1000, level 26); on the second it leaves nothing beside the GPU that
+    # was stranded anyway (F 1000 -> 1000, level 50). FGD, blind to memory, calls them equal.
+    small, big = pod(4000, 1, 1000, mem=32768), pod(4000, 1, 1000, mem=40960)
     policy = AdvisorPolicy()
-    policy.prepare(_context([Pod("a", big)]))
-    policy.observe(Pod("a", big))
+    policy.prepare(_context([Pod("a", small)]))
+    policy.observe(Pod("a", small))
     roomy, tight = node(32000, (1000, 1000), mem=65536), node(32000, (1000, 1000), mem=40960)
-    assert policy.verdict(tight, big).rank[0] == 26 and policy.verdict(roomy, big).rank[0] == 50
-    assert policy.score(roomy, big) > policy.score(tight, big)
-    # a replay on those two nodes, the tight one first in the tie-break: the pod goes to the roomy one
-    order = ArrivalOrder(1, (Pod("a", big),), (1, 0))
+    assert policy.verdict(roomy, big).rank[0] == 26 and policy.verdict(tight, big).rank[0] == 50
+    assert policy.score(tight, big) > policy.score(roomy, big)
+    # a replay given the whole trace's mix (nine 32 GiB pods and the 40 GiB one: p 0.9 and 0.1): on the
+    # roomy node F = 0.1 × 1000 -> 1000 (level 28), on the tight one 1000 -> 1000 (level 50): the pod goes
+    # to the tight one, where FGD's tie-break (the roomy one first) sends it to the roomy one
+    trace = (*(Pod(f"s{n}", small) for n in range(9)), Pod("b", big))
+    order = ArrivalOrder(1, (Pod("b", big),), (0, 1))
     nodes = (NodeSpec("roomy", 32000, 65536, 2, "G2"), NodeSpec("tight", 32000, 40960, 2, "G2"))
-    assert replay(nodes, order, AdvisorPolicy(), original_pods=order.pods).placements == (0,)
-    assert replay(nodes, order, make_policy("FGD"), original_pods=order.pods).placements == (1,)  # the tie-break's
+    assert replay(nodes, order, AdvisorPolicy(given=True), original_pods=trace).placements == (1,)
+    assert replay(nodes, order, make_policy("FGD"), original_pods=trace).placements == (0,)

@@ -8,7 +8,16 @@ import pytest
 
 from extender.model.gpu_share import ShareRequest
 from extender.model.pods import PodRequest
-from extender.scoring.stranding import NEUTRAL_LEVEL, class_key, fragmentation, level, strand
+from extender.scoring.stranding import (
+    NEUTRAL_LEVEL,
+    class_key,
+    copies,
+    fragmentation,
+    level,
+    pods,
+    strand,
+    usable,
+)
 from extender.scoring.workload import Mix, MixLearner, TypicalPod, learned_from, spec_of
 
 
@@ -100,22 +109,83 @@ def test_a_node_without_the_memory_a_spec_asks_strands_all_its_free_milli_for_it
 
 
 def test_a_pod_that_uses_up_a_nodes_memory_strands_what_its_gpus_leave() -> None:
-    # 40 GiB and two idle GPUs free: both specs fit with nothing stranded, F before = 0. A whole-GPU pod
-    # asking 36 GiB leaves 4 GiB, below both specs' needs, so the other idle GPU is stranded for both:
-    # F after = 0.5 × 1000 + 0.5 × 1000 = 1000, Δ = 0 − 1000
+    # 40 GiB and two idle GPUs free: 40 GiB holds one 500-pod (32 GiB), which can use one idle GPU, so the
+    # other is stranded for them; it holds five whole-GPU pods (8 GiB), enough for both GPUs:
+    # F before = 0.5 × 1000 + 0.5 × 0 = 500. A whole-GPU pod asking 36 GiB leaves 4 GiB, below both
+    # specs' needs, so the other idle GPU is stranded for both: F after = 0.5 × 1000 + 0.5 × 1000 = 1000,
+    # Δ = 500 − 1000
     heavy = strand(MEMORY_MIX, "G2", None, 16000, (1000, 1000), PodRequest(gpus=1, memory_mib=36864), 40960)
-    assert heavy is not None and heavy.delta == pytest.approx(-1000) and heavy.level == level(-1000) == 26
-    # the same pod asking 4 GiB leaves 36 GiB: the other GPU serves both specs still, Δ = 0 − 0
+    assert heavy is not None and heavy.delta == pytest.approx(-500) and heavy.level == level(-500) == 37
+    # the same pod asking 4 GiB leaves 36 GiB: one 500-pod still comes, and one GPU is left for it, so
+    # nothing is stranded: F after = 0, Δ = 500 − 0 (it took the GPU the 500-pods' memory could not reach)
     light = strand(MEMORY_MIX, "G2", None, 16000, (1000, 1000), PodRequest(gpus=1, memory_mib=4096), 40960)
-    assert light is not None and light.delta == 0 and light.level == NEUTRAL_LEVEL
+    assert light is not None and light.delta == pytest.approx(500) and light.level == level(500) == 62
 
 
-def test_nodes_apart_only_in_which_memory_needs_they_meet_have_different_class_keys() -> None:
+# One spec: a whole GPU and 47 GiB of the node's memory (the openb trace's most common GPU pod).
+HUNGRY = Mix(4, (TypicalPod(4000, 1, None, 1.0, 48128),))
+
+
+@pytest.mark.parametrize(
+    ("memory", "free", "expected"),
+    [
+        # 192 GiB holds 4 pods of 47 GiB (4 × 48128 = 192512 ≤ 196608): every idle GPU is usable
+        (196608, (1000, 1000, 1000, 1000), 0),
+        # 96 GiB holds 2: they take 2 of the 4 idle GPUs, the other 2 are stranded
+        (98304, (1000, 1000, 1000, 1000), 2000),
+        # 96 GiB, but only one idle GPU and a 300 too small: the 300 is stranded, the idle GPU is not
+        (98304, (1000, 300), 300),
+        # 40 GiB holds none: all 2300 free milli are stranded
+        (40960, (1000, 1000, 300), 2300),
+        # unknown memory holds as many as the node has GPUs
+        (None, (1000, 1000, 1000, 1000), 0),
+    ],
+)
+def test_a_spec_can_use_only_as_many_gpus_as_the_nodes_memory_holds_pods_of_it(
+    memory: int | None, free: tuple[int, ...], expected: float
+) -> None:
+    assert fragmentation(HUNGRY, "G2", None, 96000, free, memory) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("fitting", "gpus", "pods", "expected"),
+    [
+        ([300, 1000, 700], 1, 2, 1000 + 700),  # two pods take the two roomiest GPUs
+        ([300, 1000, 700], 1, 5, 2000),  # more pods than GPUs: all of them
+        ([1000, 1000, 1000], 2, 1, 2000),  # one 2-GPU pod takes two
+        ([1000], 2, 3, 0),  # a 2-GPU pod does not fit one GPU
+        ([1000, 1000], 1, 0, 0),  # no pod comes
+    ],
+)
+def test_usable_is_what_the_pods_take_of_the_roomiest_fitting_gpus(
+    fitting: list[int], gpus: int, pods: int, expected: int
+) -> None:
+    assert usable(fitting, gpus, pods) == expected
+
+
+def test_copies_count_per_pod_count_the_needs_held_and_pods_reads_a_need_back() -> None:
+    # 100 GiB (102400 MiB) on a 4-GPU node, needs 8, 32 and 128 GiB: one pod of each fits up to
+    # 102400 (8 and 32 GiB: 2 needs), two up to 51200 (2), three up to 34133 (2: 3 × 32768 = 98304),
+    # four up to 25600 (only 8 GiB: 1)
+    held = copies((8192, 32768, 131072), 102400, 4)
+    assert held == (2, 2, 2, 1)
+    # 8 GiB: 12 pods, counted up to the node's 4 GPUs; 32 GiB: 3; 128 GiB: none
+    assert [pods(held, need) for need in range(3)] == [4, 3, 0]
+    assert copies((8192, 32768), None, 4) == (2, 2, 2, 2) and pods(copies((8192,), None, 4), 0) == 4
+
+
+def test_nodes_apart_only_in_how_many_pods_their_memory_holds_have_different_class_keys() -> None:
     room = (1000, 4096)
-    rich = class_key(MEMORY_MIX, "G2", None, (1000, 1000), (16000, 65536), room)
-    also_rich = class_key(MEMORY_MIX, "G2", None, (1000, 1000), (16000, 40960), room)  # 36 GiB after: both fit
-    poor = class_key(MEMORY_MIX, "G2", None, (1000, 1000), (16000, 16384), room)  # 12 GiB after: 32 GiB fails
+    # 72 and 80 GiB (68 and 76 after the 4 GiB asked) each hold two 32 GiB pods, as many as the node has
+    # GPUs, before and after: the same key, the same level
+    rich = class_key(MEMORY_MIX, "G2", None, (1000, 1000), (16000, 73728), room)
+    also_rich = class_key(MEMORY_MIX, "G2", None, (1000, 1000), (16000, 81920), room)
+    # 40 GiB holds one (36 after: still one): another key, and F sees the GPU it strands
+    poor = class_key(MEMORY_MIX, "G2", None, (1000, 1000), (16000, 40960), room)
     assert rich == also_rich != poor
+    request = PodRequest(gpus=1, memory_mib=4096, cpu_milli=1000)
+    levels = [strand(MEMORY_MIX, "G2", None, 16000, (1000, 1000), request, m) for m in (73728, 81920, 40960)]
+    assert [found.level for found in levels if found is not None] == [NEUTRAL_LEVEL, NEUTRAL_LEVEL, level(500)]
 
 
 def test_the_learner_keeps_each_specs_memory_figures_apart_in_proportion() -> None:
