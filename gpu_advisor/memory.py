@@ -1,5 +1,5 @@
-"""The served process's memory: out of the garbage collector's way once built, glibc's allocator told
-not to keep what big replies free, and the heap a telemetry refresh frees handed back to the system."""
+"""The served process's memory: out of the garbage collector's way once built, glibc's arenas capped, and
+the heap a telemetry refresh frees handed back to the system."""
 
 from __future__ import annotations
 
@@ -11,12 +11,10 @@ from extender.http.advisor import Advisor
 
 __all__ = ["settle_memory"]
 
-# mallopt(3) parameters (malloc.h).
-_M_MMAP_THRESHOLD, _M_ARENA_MAX = -3, -8
-# Blocks from this size up are mapped on their own and unmapped when freed. glibc's default starts
-# here too but rises to the largest block ever freed (up to 32 MiB): after the first 5,000-node reply
-# every one is carved from the heap, where a long-lived object left beside it pins the pages.
-MMAP_THRESHOLD = 128 * 1024
+# mallopt(3)'s parameter (malloc.h). Not M_MMAP_THRESHOLD: held at 128 KiB, every 5,000-name body and
+# reply was a fresh mapping, faulted in page by page, 70-90 us a call (1.3x a no-op at 1 connection,
+# benchmarks/wire.py) for 4 MiB less resident; glibc's own threshold rises past them and reuses the heap.
+_M_ARENA_MAX = -8
 # Threads each get an arena of their own (8 per core by default); memory one thread frees is only
 # reused by that arena. The request threads and the refreshing thread need not more than two.
 ARENA_MAX = 2
@@ -24,7 +22,7 @@ ARENA_MAX = 2
 
 def settle_memory(advisors: Iterable[Advisor] = ()) -> None:
     """Call once the cluster model is built, before serving: move it out of the garbage collector's
-    way, set glibc's allocator for a long-lived server, and hand the heap a telemetry refresh freed
+    way, cap glibc's arenas, and hand the heap a telemetry refresh freed
     back to the system after each refresh.
 
     The model is hundreds of thousands of long-lived objects and each extender call allocates
@@ -32,9 +30,8 @@ def settle_memory(advisors: Iterable[Advisor] = ()) -> None:
     calls and pause the server for hundreds of milliseconds (measured by benchmarks/extender.py).
     A refresh replaces the readings and the verdicts of the nodes it moved: glibc keeps the freed
     memory in its arenas, and over the refresh runs of benchmarks/wire.py resident memory crept up by
-    some 30 MiB at 5,000 nodes with little more alive. ``malloc_trim`` after each refresh and the two
-    settings return part of it: on the mixed fleet, 162 MiB after the refresh runs without the
-    settings, 156 MiB with them (the trim was there in both).
+    some 30 MiB at 5,000 nodes with little more alive. ``malloc_trim`` after each refresh and the
+    arena cap return part of it.
     """
     gc.collect()
     gc.freeze()
@@ -42,7 +39,6 @@ def settle_memory(advisors: Iterable[Advisor] = ()) -> None:
     libc = _glibc()
     if libc is None:
         return  # no glibc: the settings and the trim are optimisations
-    libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
     libc.mallopt(_M_ARENA_MAX, ARENA_MAX)
     trim = libc.malloc_trim
 

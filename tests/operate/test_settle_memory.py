@@ -41,10 +41,11 @@ def _settled(monkeypatch: pytest.MonkeyPatch, board: TelemetryBoard) -> _Libc:
     return libc
 
 
-def test_big_blocks_are_mapped_on_their_own_and_two_arenas_serve_the_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_arenas_serve_the_threads_and_glibc_keeps_its_own_mapping_threshold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     libc = _settled(monkeypatch, TelemetryBoard(60))
-    # M_MMAP_THRESHOLD is -3 and M_ARENA_MAX -8 in malloc.h; 128 KiB = 131,072 bytes.
-    assert libc.calls == [("mallopt", -3, 131_072), ("mallopt", -8, 2)]
+    assert libc.calls == [("mallopt", -8, 2)]  # M_ARENA_MAX is -8 in malloc.h; no M_MMAP_THRESHOLD (-3)
 
 
 def test_a_refresh_is_followed_by_a_trim_of_the_heap(monkeypatch: pytest.MonkeyPatch) -> None:
