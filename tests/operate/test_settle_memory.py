@@ -29,8 +29,7 @@ class _Libc:
         return 0
 
 
-def _settled(monkeypatch: pytest.MonkeyPatch, board: TelemetryBoard) -> _Libc:
-    libc = _Libc()
+def _settled(monkeypatch: pytest.MonkeyPatch, board: TelemetryBoard, libc: _Libc | None) -> None:
     monkeypatch.setattr(memory, "_glibc", lambda: libc)
     advisor = Advisor(ClusterState("t"), board, ScoringPolicy(), clock=lambda: 1_796_000_000.0)
     try:
@@ -38,33 +37,28 @@ def _settled(monkeypatch: pytest.MonkeyPatch, board: TelemetryBoard) -> _Libc:
     finally:
         gc.unfreeze()
         gc.set_threshold(700, 10, 10)
-    return libc
 
 
 def test_two_arenas_serve_the_threads_and_glibc_keeps_its_own_mapping_threshold(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    libc = _settled(monkeypatch, TelemetryBoard(60))
+    libc = _Libc()
+    _settled(monkeypatch, TelemetryBoard(60), libc)
     assert libc.calls == [("mallopt", -8, 2)]  # M_ARENA_MAX is -8 in malloc.h; no M_MMAP_THRESHOLD (-3)
 
 
 def test_a_refresh_is_followed_by_a_trim_of_the_heap(monkeypatch: pytest.MonkeyPatch) -> None:
     board = TelemetryBoard(60)
-    libc = _settled(monkeypatch, board)
+    libc = _Libc()
+    _settled(monkeypatch, board, libc)
     board.replace({}, 1_796_000_000.0)
     board.replace({}, 1_796_000_010.0)
     assert [c for c in libc.calls if c[0] == "malloc_trim"] == [("malloc_trim", 0), ("malloc_trim", 0)]
 
 
 def test_without_glibc_nothing_is_set_and_nothing_trimmed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(memory, "_glibc", lambda: None)
     board = TelemetryBoard(60)
-    advisor = Advisor(ClusterState("t"), board, ScoringPolicy(), clock=lambda: 1_796_000_000.0)
-    try:
-        memory.settle_memory([advisor])
-    finally:
-        gc.unfreeze()
-        gc.set_threshold(700, 10, 10)
+    _settled(monkeypatch, board, None)
     board.replace({}, 1_796_000_000.0)  # no listener to call
 
 
