@@ -18,6 +18,8 @@ from extender.cluster.state import ClusterState, NodeState, node_state
 from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
+from extender.scoring.reserve import demand, hold, holds, share_milli
+from extender.scoring.reserve_ledger import ReserveLedger
 from extender.scoring.standing import standing_requests
 from extender.scoring.workload import MixLearner
 
@@ -61,6 +63,11 @@ class Metrics:
         self.overcommitted = Gauge(
             "gpu_advisor_overcommitted_nodes",
             "Nodes whose bound pods hold more than they have: whole GPUs per resource, or shares of one GPU",
+            registry=registry,
+        )
+        self.held = Counter(
+            "gpu_advisor_reserve_holds",
+            "Nodes a share was held off, to keep room for the whole-GPU pods likely to need it",
             registry=registry,
         )
         self.standing_failures = Counter(
@@ -109,7 +116,9 @@ class Advisor:
         """The memo that follows this advisor's current ClusterState (renewed if the state is swapped)."""
         if self._memo_for is not self.state:
             self._memo = VerdictMemo()
+            self._ledger = ReserveLedger(self.state.nodes_by_name)
             self.state.subscribe(self._memo.forget)
+            self.state.subscribe(self._ledger.changed)
             self.state.subscribe(self._learn_running)
             self._memo_for = self.state
             self._learn_running(None)
@@ -163,6 +172,8 @@ class Advisor:
         for node in nodes:
             for pod in node.pods if node is not None else ():
                 self.learner.observe(pod.key, pod.request)
+            if node is not None:
+                self._ledger.bound(pod.key for pod in node.pods)
 
     def learn(self, request: PodRequest, key: str) -> None:
         """Count a pod about to be judged (once per ``key``, see :func:`pod_key`) into the mix."""
@@ -194,13 +205,53 @@ class Advisor:
         if not request.wants_gpu and not (request.cpu_milli and mix.pods):
             return None
         memo = self._verdict_memo()
+        if self._holding(request) is not None:  # the reserve answers from the fleet's totals of now
+            return None
         return memo.version(memo.shape(request, self.policy, self.telemetry, mix), self.clock())
 
+    def _holding(self, request: PodRequest) -> Callable[[list[Verdict], Mapping[str, NodeState]], list[Verdict]] | None:
+        """How the reserve (``scoring.reserve``) turns this share's verdicts into holds, when it holds
+        it now; None when it does not (not a share in milli, the policy turned it off, no whole-GPU
+        pods learned, or room enough)."""
+        milli = share_milli(request)
+        wants = demand(self.learner.current) if milli is not None and self.policy.reserve_whole_gpus else None
+        if milli is None or wants is None:
+            return None
+        fleet = self._ledger.fleet(wants, self.clock())
+        if not holds(wants, fleet, milli):
+            return None
+
+        def held(verdicts: list[Verdict], nodes: Mapping[str, NodeState]) -> list[Verdict]:
+            found, count = hold(request, verdicts, nodes, wants, fleet)
+            self.metrics.held.inc(count)
+            return found
+
+        return held
+
     def judge(
-        self, request: PodRequest, names: list[str], sent: dict[str, dict[str, Any]], ranked: bool = True
+        self,
+        request: PodRequest,
+        names: list[str],
+        sent: dict[str, dict[str, Any]],
+        ranked: bool = True,
+        key: str | None = None,
     ) -> list[Verdict]:
-        """Verdicts for every candidate against the mix learned so far (:meth:`learn` counts the pod);
-        ``ranked=False``: scores as worked out, not as kube-scheduler is told them (``ranking``)."""
+        """Verdicts for every candidate against the mix learned so far (:meth:`learn` counts the pod),
+        with the nodes the reserve holds a share off refused; ``ranked=False``: scores as worked out, not
+        as kube-scheduler is told them (``ranking``). ``key``: the pod's (a filter call), so the reserve
+        knows it waits when no node passes."""
+        verdicts, nodes = self._judged(request, names, sent, ranked)
+        held = self._holding(request)
+        if held is not None:
+            verdicts = held(verdicts, nodes)
+        if key is not None and request.share is not None and request.share.milli is not None:
+            passed = any(v.fits for v in verdicts)
+            self._ledger.heard(key, request.gpus * request.share.milli, passed, self.clock())
+        return verdicts
+
+    def _judged(
+        self, request: PodRequest, names: list[str], sent: dict[str, dict[str, Any]], ranked: bool
+    ) -> tuple[list[Verdict], Mapping[str, NodeState]]:
         mix = self.learner.current
         if sent:
             # nocache: nodes we have not synced are judged from the objects sent; no shared memo, as
@@ -209,13 +260,15 @@ class Advisor:
             nodes = {name: node for name, node in found.items() if node is not None}
             placer = self.state.machines.placer
             clock = self.clock()
-            return judge_all(
+            verdicts = judge_all(
                 request, names, nodes, self.telemetry, self.policy, clock, placer=placer, mix=mix, ranked=ranked
             )
+            return verdicts, nodes
+        known = self.state.nodes_by_name()
         return judge_all(
             request,
             names,
-            self.state.nodes_by_name(),
+            known,
             self.telemetry,
             self.policy,
             self.clock(),
@@ -223,4 +276,4 @@ class Advisor:
             placer=self.state.machines.placer,
             mix=mix,
             ranked=ranked,
-        )
+        ), known

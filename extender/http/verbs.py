@@ -160,7 +160,7 @@ class SchedulerVerbs:
             return last.reply, last.counts
 
         def judge() -> tuple[bytes, Counts]:
-            verdicts = self.advisor.judge(pod, names, sent, ranked=False)  # filter tells no scores
+            verdicts = self.advisor.judge(pod, names, sent, ranked=False, key=pod_key(args.pod))  # no scores
             passed, failed, unresolvable = self.fragments.filter_parts(pod, verdicts)
             text = f'{_passed_head(args, verdicts, passed)},"FailedNodes":{{{",".join(failed)}}},'
             text += f'"FailedAndUnresolvableNodes":{{{",".join(unresolvable)}}},"Error":""}}'

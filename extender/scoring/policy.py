@@ -51,3 +51,6 @@ class ScoringPolicy(BaseModel):
     # VRAM in use on a GPU no pod holds, as a share of the GPU, at or above which it is called occupied:
     # not available, whatever the allocation says (``scoring.held``).
     orphan_memory_share: float = Field(0.10, gt=0, le=1)
+    # Hold a share in milli off an idle GPU a whole-GPU pod is likely to need (``scoring.reserve``): the
+    # share waits instead. False: every share goes wherever it fits, as before.
+    reserve_whole_gpus: bool = True

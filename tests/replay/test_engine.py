@@ -139,3 +139,38 @@ def test_random_picks_only_feasible_nodes_and_is_reproducible_per_seed() -> None
     again = replay(nodes, order, POLICIES["Random"](), original_pods=order.pods)
     assert first.placements == again.placements
     assert len(set(first.placements) - {-1}) > 3  # spread out, unlike a score-driven policy
+
+
+class _HoldsOffN1(_Constant):
+    """Every node alike; a share is held off node n1 (rank 0, so the engine's first choice), and off
+    every node once ``everywhere`` is set. Records what the engine tells it of the fleet."""
+
+    def __init__(self) -> None:
+        self.everywhere = False
+        self.heard: list[tuple[str, object]] = []
+
+    def fleet(self, states: Sequence[NodeState]) -> None:
+        self.heard.append(("fleet", len(states)))
+
+    def moved(self, node: int, state: NodeState) -> None:
+        self.heard.append(("moved", node))
+
+    def waiting(self, pod: PodShape) -> None:
+        self.heard.append(("waiting", pod.gpu_milli))
+
+    def holds(self, node: NodeState, pod: PodShape) -> bool:
+        return pod.is_sharing and (self.everywhere or node.cpu_free == 7000)
+
+
+def test_a_held_pod_goes_to_the_best_node_that_does_not_hold_it_or_waits() -> None:
+    nodes = (NodeSpec("n0", 8000, 64, 2, "G2"), NodeSpec("n1", 7000, 64, 2, "G2"), NodeSpec("n2", 4000, 64, 1, "T4"))
+    holding = _HoldsOffN1()
+    order = _order([pod(0, 1, 300), pod(0, 1, 1000)])
+    result = replay(nodes, order, holding, original_pods=order.pods)
+    # ranks (2, 0, 1): n1 is first, but holds the share: it goes to n2 (rank 1); the whole GPU to n1
+    assert result.placements == (2, 1)
+    assert holding.heard == [("fleet", 3), ("moved", 2), ("moved", 1)]
+    holding.everywhere = True
+    result = replay(nodes, _order([pod(0, 1, 300)]), holding, original_pods=order.pods)
+    assert result.placements == (-1,)
+    assert holding.heard[-1] == ("waiting", 300)

@@ -19,7 +19,7 @@ mix version, so identical nodes share one answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from extender.advice.replay.nodes import NodeState as ReplayNode
@@ -29,9 +29,11 @@ from extender.cluster.shares import ALIBABA_INDEX
 from extender.cluster.state import BoundPod, MachineTypes, NodeState, bound_pod, node_state
 from extender.model.gpu_share import ALIBABA_COUNT, ALIBABA_MILLI, ALIBABA_MODEL
 from extender.model.pods import PodRequest, pod_request
+from extender.scoring import reserve
 from extender.scoring.judge import judge_node
 from extender.scoring.memo import PlanKey, Shape
 from extender.scoring.policy import ScoringPolicy
+from extender.scoring.reserve import Demand
 from extender.scoring.stranding import class_key
 from extender.scoring.verdict import Verdict
 from extender.scoring.workload import NO_MIX, Mix, MixLearner, learned_from
@@ -96,6 +98,7 @@ class AdvisorPolicy:
         self._nodes: dict[ReplayNode, NodeState] = {}
         self._requests: dict[PodShape, PodRequest] = {}
         self._holders: dict[tuple[int, int], BoundPod] = {}
+        self.fleet(())
         self._renewed()
 
     def _renewed(self) -> None:
@@ -124,6 +127,35 @@ class AdvisorPolicy:
         if found is None:
             found = self._scores[key] = rank_score(self.verdict(node, pod))
         return found
+
+    def fleet(self, states: Sequence[ReplayNode]) -> None:
+        """The fleet's totals the reserve reads, from the empty cluster on."""
+        self._fleet: list[ReplayNode] = list(states)
+        self._free = sum(sum(s.gpus) for s in states)
+        self._waiting = 0
+        self._room_for: Demand | None = None
+        self._room = 0
+
+    def moved(self, node: int, state: ReplayNode) -> None:
+        old, self._fleet[node] = self._fleet[node], state
+        self._free += sum(state.gpus) - sum(old.gpus)
+        if self._room_for is not None:
+            self._room += _room(state, self._room_for) - _room(old, self._room_for)
+
+    def waiting(self, pod: PodShape) -> None:
+        self._waiting += pod.gpu_request
+
+    def holds(self, node: ReplayNode, pod: PodShape) -> bool:
+        """The reserve's answer for a share on this node, as the extender's filter gives it."""
+        wants = reserve.demand(self._mix) if pod.is_sharing and self._policy.reserve_whole_gpus else None
+        if wants is None:
+            return False
+        if wants is not self._room_for:  # a renewed mix: another median whole-GPU pod
+            self._room_for, self._room = wants, sum(_room(s, wants) for s in self._fleet)
+        if not reserve.holds(wants, reserve.Fleet(self._free, self._room, self._waiting), pod.gpu_milli):
+            return False
+        asked = (pod.gpu_milli, pod.cpu_milli, pod.memory_mib)
+        return reserve.takes_room(node.gpus, node.cpu_free, node.mem_free, asked, wants)
 
     def choose_gpu(self, node: ReplayNode, pod: PodShape) -> int:
         """The GPU the extender's verdict names for a sharing pod."""
@@ -166,6 +198,10 @@ class AdvisorPolicy:
             pods = [self._holder(i, MILLI - free) for i, free in enumerate(node.gpus) if free < MILLI]
             found = self._nodes[node] = node_state(obj, pods, self._machines)
         return found
+
+
+def _room(node: ReplayNode, wants: Demand) -> int:
+    return reserve.room(node.gpus, node.cpu_free, node.mem_free, wants)
 
 
 def _bound(shape: PodShape) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from extender.advice.replay.fragmentation import FragModel
 from extender.advice.replay.nodes import NodeState, best_fit_gpu, fits, initial_state, place
 from extender.advice.replay.scorer import (
     GpuChooser,
+    Holding,
     NamedTies,
     NodePicker,
     Normalising,
@@ -133,8 +134,8 @@ class _Cluster:
         self.changed.append(node)
 
 
-def _winner(cluster: _Cluster, view: _View) -> int:
-    """The chosen node for the pod of this view, or -1 when none is feasible."""
+def _winner(cluster: _Cluster, view: _View, pod: PodShape) -> int:
+    """The chosen node for the pod of this view, or -1 when none is feasible (or all hold it)."""
     scorer = cluster.scorer
     if not view.scores:
         if isinstance(scorer, NodePicker):
@@ -149,7 +150,19 @@ def _winner(cluster: _Cluster, view: _View) -> int:
     heap = view.heap
     while heap[0][3] != cluster.versions[heap[0][2]]:
         heapq.heappop(heap)
-    return heap[0][2]
+    top = heap[0][2]
+    if not isinstance(scorer, Holding) or not scorer.holds(cluster.states[top], pod):
+        return top
+    return _unheld(cluster, view, pod, scorer)
+
+
+def _unheld(cluster: _Cluster, view: _View, pod: PodShape, holding: Holding) -> int:
+    """The best node that does not hold the pod (the top one did), or -1: a filter that refuses some
+    nodes leaves the scheduler the others, in score order."""
+    for _, _, node in sorted((-score, cluster.ranks[node], node) for node, score in view.scores.items()):
+        if not holding.holds(cluster.states[node], pod):
+            return node
+    return -1
 
 
 def _gpu_for(scorer: Scorer, state: NodeState, pod: PodShape) -> int:
@@ -173,6 +186,9 @@ def replay(
     cluster = _Cluster(nodes, order.ranks, scorer)
     frag = _FragTracker(cluster.states, frag_workload)
     observer = scorer if isinstance(scorer, Observer) else None
+    holding = scorer if isinstance(scorer, Holding) else None
+    if holding is not None:
+        holding.fleet(cluster.states)
     arrived = used = 0
     arrived_log: list[int] = []
     used_log: list[int] = []
@@ -181,12 +197,16 @@ def replay(
         if observer is not None and observer.observe(pod):
             cluster.forget()
         shape = pod.shape
-        node = _winner(cluster, cluster.view(shape))
+        node = _winner(cluster, cluster.view(shape), shape)
         if node >= 0:
             state = place(cluster.states[node], shape, _gpu_for(scorer, cluster.states[node], shape))
             cluster.update(node, state)
             frag.update(node, state)
             used += shape.gpu_request
+            if holding is not None:
+                holding.moved(node, state)
+        elif holding is not None and shape.gpu_request:
+            holding.waiting(shape)
         arrived += shape.gpu_request
         arrived_log.append(arrived)
         used_log.append(used)

@@ -89,3 +89,22 @@ class NamedTies(Protocol):
     kube-scheduler makes with the printed profile."""
 
     names_break_ties: bool
+
+
+@runtime_checkable
+class Holding(Protocol):
+    """Follows the fleet's totals and may hold a pod off a node it fits (the advisor's reserve,
+    ``extender.scoring.reserve``): the engine then takes the best node that does not hold it, or none."""
+
+    def fleet(self, states: Sequence[NodeState]) -> None:
+        """The fleet before the first pod."""
+
+    def moved(self, node: int, state: NodeState) -> None:
+        """Node ``node`` is now in ``state``."""
+
+    def waiting(self, pod: PodShape) -> None:
+        """No node took this pod (in a cluster it would wait)."""
+
+    def holds(self, node: NodeState, pod: PodShape) -> bool:
+        """Whether the pod is held off this node it fits."""
+        ...

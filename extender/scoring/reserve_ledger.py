@@ -1,0 +1,101 @@
+"""The fleet's totals the reserve reads (``reserve``), followed from the cluster model as it changes.
+
+A hold depends on the whole fleet: its free milli, the whole-GPU room of every sharing node and the
+GPU pods waiting. Summing 5,000 nodes per filter call would cost more than the call, so the ledger
+keeps each node's part and updates only the nodes the model says changed; the room is summed again
+only when a renewed mix brings another median whole-GPU pod (at most every 2,048 pods).
+
+Waiting pods are the GPU pods whose last filter call passed no node, by pod key, until one passes
+or they are seen bound; a pod deleted while it waits drops out after :data:`WAIT_S`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+
+from extender.cluster.state import NodeState
+from extender.scoring.reserve import Demand, Fleet, room
+
+__all__ = ["WAIT_S", "ReserveLedger"]
+
+WAIT_S = 600.0  # a waiting pod not heard of again for this long is taken as gone
+_Part = tuple[tuple[int, ...], int | None, int | None]  # free milli per GPU, free CPU, free memory
+
+
+def _part(node: NodeState | None) -> _Part | None:
+    shares = node.shares if node is not None else None
+    if node is None or shares is None or shares.problem:
+        return None
+    return shares.free, node.cpu_free, node.memory_free
+
+
+class ReserveLedger:
+    """Free milli, whole-GPU room and waiting milli of the sharing nodes, kept per node."""
+
+    def __init__(self, nodes: Callable[[], Mapping[str, NodeState]]) -> None:
+        self._nodes = nodes
+        self._lock = threading.Lock()
+        self._parts: dict[str, _Part] = {}
+        self._free = 0
+        self._room_for: Demand | None = None
+        self._rooms: dict[str, int] = {}
+        self._room = 0
+        self._waiting: dict[str, tuple[int, float]] = {}  # pod key → (milli, last heard of)
+        self._waiting_milli = 0
+        self._pruned = float("-inf")
+        self.changed(None)
+
+    def changed(self, names: Iterable[str] | None) -> None:
+        """The model changed these nodes (None: all of them were replaced)."""
+        nodes = self._nodes()
+        with self._lock:
+            if names is None:
+                self._parts, self._free, self._room_for = {}, 0, None
+                names = list(nodes)
+            for name in names:
+                self._put(name, _part(nodes.get(name)))
+
+    def _put(self, name: str, part: _Part | None) -> None:
+        old = self._parts.pop(name, None)
+        if old is not None:
+            self._free -= sum(old[0])
+        if part is not None:
+            self._parts[name] = part
+            self._free += sum(part[0])
+        if self._room_for is not None:
+            self._room -= self._rooms.pop(name, 0)
+            if part is not None:
+                self._room += self._rooms.setdefault(name, room(*part, self._room_for))
+
+    def fleet(self, wants: Demand, now: float) -> Fleet:
+        """The totals, with the room of ``wants``' median whole-GPU pod (summed afresh for a new one)."""
+        with self._lock:
+            if wants is not self._room_for:
+                self._room_for = wants
+                self._rooms = {name: room(*part, wants) for name, part in self._parts.items()}
+                self._room = sum(self._rooms.values())
+            if now - self._pruned > WAIT_S / 10:  # a filter call reads this: prune seldom, not per call
+                self._pruned = now
+                for key in [key for key, (_, at) in self._waiting.items() if now - at > WAIT_S]:
+                    self._forget(key)
+            return Fleet(self._free, self._room, self._waiting_milli)
+
+    def heard(self, key: str, milli: int, passed: bool, now: float) -> None:
+        """A GPU pod's filter call passed some node (it is being placed) or none (it waits)."""
+        with self._lock:
+            self._forget(key)
+            if not passed:
+                self._waiting[key] = (milli, now)
+                self._waiting_milli += milli
+
+    def _forget(self, key: str) -> None:
+        found = self._waiting.pop(key, None)
+        if found is not None:
+            self._waiting_milli -= found[0]
+
+    def bound(self, keys: Iterable[str]) -> None:
+        """These pods are seen running: they wait no longer."""
+        with self._lock:
+            for key in keys:
+                self._forget(key)

@@ -1,0 +1,82 @@
+"""The reserve on the wire: filter holds a share off the node where it would take an idle GPU a
+whole-GPU pod is likely to need, passes the node where it fits beside others, and counts the hold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from extender.advice.replay.advisor_policy import replay_node_object, replay_pod_object
+from extender.advice.replay.specs import PodShape
+from extender.cluster.state import ClusterState, node_state
+from extender.http.advisor import Advisor
+from extender.model.pods import pod_request
+from extender.scoring import ScoringPolicy
+from gpu_advisor.app import create_app
+from tests.api.test_shared_gpus import alibaba_pod, bound
+
+
+def _cluster() -> ClusterState:
+    """idle: 2 idle G2 GPUs, 64 cores, 256 GiB; half: GPU 0 at 500 free, GPU 1 taken whole."""
+    state = ClusterState("reserve")
+    half = [bound(alibaba_pod("s", 500, gpu=0), "half"), bound(alibaba_pod("w", 1000, gpu=1), "half")]
+    state.replace_all(
+        [
+            node_state(replay_node_object("idle", "G2", 64_000, 262_144, 2), (), state.machines),
+            node_state(replay_node_object("half", "G2", 64_000, 262_144, 2), half, state.machines),
+        ]
+    )
+    return state
+
+
+def _advisor(policy: ScoringPolicy) -> Advisor:
+    """The mix at 16 pods: the 2 running ones (a 500 share, a whole GPU, 2 cores each) and 14 whole-GPU
+    pods of 8 cores and 32 GiB: w = 15,000 / 15,500 = 0.968, the median whole pod 8 cores, 32 GiB, and
+    shares of 500 are 1/16 of the GPU pods."""
+    advisor = Advisor(_cluster(), None, policy, clock=lambda: 0.0)
+    whole = pod_request(replay_pod_object(PodShape(8000, 32768, 1, 1000)))
+    for i in range(14):
+        advisor.learn(whole, f"ml/whole-{i}")
+    return advisor
+
+
+def _filter(client: TestClient, names: list[str]) -> dict[str, Any]:
+    reply = client.post("/scheduler/filter", json={"Pod": alibaba_pod("p", 400), "NodeNames": names})
+    assert reply.status_code == 200
+    found: dict[str, Any] = reply.json()
+    return found
+
+
+def test_a_share_is_held_off_the_idle_gpu_and_passes_beside_another_share() -> None:
+    # free 2,000 + 500 milli: W = 0.968 × 2.5 = 2.42 whole GPUs to come for room 2 (idle) + 0 (half);
+    # P = Φ(0.42 / (½ √2.42)) = Φ(0.54) = 0.705, worth more than 400 + 600 × 1/16 = 437.5
+    advisor = _advisor(ScoringPolicy())
+    with TestClient(create_app(advisor)) as client:
+        reply = _filter(client, ["idle", "half"])
+    assert reply["NodeNames"] == ["half"]  # GPU 0 there has 500 free: no idle GPU taken
+    assert reply["FailedNodes"] == {
+        "idle": "held for whole-GPU pods: this 400-milli share would take room one of them needs "
+        "(about 2 whole GPUs still to come for room for 2)"
+    }
+    assert reply["FailedAndUnresolvableNodes"] == {}  # it waits: the hold is not forever
+    assert advisor.registry.get_sample_value("gpu_advisor_reserve_holds_total") == 1
+
+
+def test_with_the_reserve_turned_off_the_share_goes_wherever_it_fits() -> None:
+    advisor = _advisor(ScoringPolicy(reserve_whole_gpus=False))
+    with TestClient(create_app(advisor)) as client:
+        assert _filter(client, ["idle", "half"])["NodeNames"] == ["idle", "half"]
+    assert advisor.registry.get_sample_value("gpu_advisor_reserve_holds_total") == 0
+
+
+def test_a_held_reply_is_not_reused_once_the_room_came_back() -> None:
+    advisor = _advisor(ScoringPolicy())
+    with TestClient(create_app(advisor)) as client:
+        assert _filter(client, ["idle"])["NodeNames"] == []
+        # five idle 8-GPU nodes join: room 2 + 40 = 42 for W = 0.968 × 42.5 = 41.1 whole GPUs to come;
+        # P = Φ(−0.86 / (½ √41.1)) = Φ(−0.27) = 0.39, worth less than 437.5: the share passes
+        state = advisor.state
+        for i in range(5):
+            state.put(node_state(replay_node_object(f"big-{i}", "G2", 512_000, 2_097_152, 8), (), state.machines))
+        assert _filter(client, ["idle"])["NodeNames"] == ["idle"]
