@@ -205,9 +205,11 @@ class Advisor:
         if not request.wants_gpu and not (request.cpu_milli and mix.pods):
             return None
         memo = self._verdict_memo()
-        if self._holding(request) is not None:  # the reserve answers from the fleet's totals of now
-            return None
-        return memo.version(memo.shape(request, self.policy, self.telemetry, mix), self.clock())
+        version = memo.version(memo.shape(request, self.policy, self.telemetry, mix), self.clock())
+        if version is not None and self._holding(request) is not None:
+            # Held now: the reply differs from the one made while it was not, and holds while both do.
+            return -1.0 - version
+        return version
 
     def _holding(self, request: PodRequest) -> Callable[[list[Verdict], Mapping[str, NodeState]], list[Verdict]] | None:
         """How the reserve (``scoring.reserve``) turns this share's verdicts into holds, when it holds
@@ -222,7 +224,7 @@ class Advisor:
             return None
 
         def held(verdicts: list[Verdict], nodes: Mapping[str, NodeState]) -> list[Verdict]:
-            found, count = hold(request, verdicts, nodes, wants, fleet)
+            found, count = hold(request, verdicts, nodes, wants, fleet, self._ledger.takes)
             self.metrics.held.inc(count)
             return found
 

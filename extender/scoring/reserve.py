@@ -38,7 +38,7 @@ node: they are already here. In a cluster they are the pods pending after a filt
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from extender.cluster.shares import choose_gpu
@@ -51,8 +51,26 @@ from extender.scoring.workload import Mix, TypicalPod
 # Φ's spread, in Poisson standard deviations of the whole-GPU pods to come. Measured on the default
 # trace (seeds 42–51): 0.5 → 3.93 % unallocated, 1 → 3.94, 2 → 3.97; 0.25 → 3.94.
 _SPREAD = 0.5
+# The rule assumes the pods to come fill the fleet (the replay's premise: arrivals up to its capacity).
+# A live fleet far from full gives no such sign, and there W ≈ I makes P ≈ ½ even with room to spare
+# (an empty fleet that has seen only whole-GPU pods would hold every share): nothing is held until the
+# sharing GPUs are this far allocated (%).
+FULL_FROM = 80
 
-__all__ = ["Demand", "Fleet", "claimed", "demand", "fill", "hold", "holds", "room", "share_milli", "takes_room"]
+__all__ = [
+    "FULL_FROM",
+    "Demand",
+    "Fleet",
+    "claimed",
+    "demand",
+    "fill",
+    "hold",
+    "holds",
+    "room",
+    "share_milli",
+    "takes_of",
+    "takes_room",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +90,7 @@ class Fleet:
     free_milli: int
     room: int
     waiting_milli: int = 0
+    capacity_milli: int = 0  # of the sharing GPUs, allocated or not (0: unknown, no guard)
 
 
 def _median(pairs: list[tuple[int, float]]) -> int:
@@ -133,6 +152,9 @@ def room(free: tuple[int, ...], cpu_free: int | None, memory_free: int | None, w
 def claimed(fleet: Fleet, wants: Demand) -> float:
     """P: how likely the whole-GPU pods still to come claim one more idle GPU than the fleet now holds
     room for (0 when none are expected)."""
+    allocated = fleet.capacity_milli - fleet.free_milli
+    if fleet.capacity_milli > 0 and allocated * 100 < FULL_FROM * fleet.capacity_milli:
+        return 0.0
     coming = wants.whole_share * max(0, fleet.free_milli - fleet.waiting_milli) / MILLI_PER_GPU
     if coming <= 0:
         return 0.0
@@ -177,28 +199,39 @@ def share_milli(request: PodRequest) -> int | None:
     return share.milli
 
 
+Takes = Callable[[NodeState, tuple[int, int, int], Demand], bool]
+
+
 def hold(
-    request: PodRequest, verdicts: list[Verdict], nodes: Mapping[str, NodeState], wants: Demand, fleet: Fleet
+    request: PodRequest,
+    verdicts: list[Verdict],
+    nodes: Mapping[str, NodeState],
+    wants: Demand,
+    fleet: Fleet,
+    takes: Takes | None = None,
 ) -> tuple[list[Verdict], int]:
     """The verdicts with each node the share is held off turned into a refusal (resolvable: the pod
-    waits, and may pass once whole-GPU pods have come or the fleet has room again), and how many."""
+    waits, and may pass once whole-GPU pods have come or the fleet has room again), and how many.
+    ``takes``: :func:`takes_of` or a remembering stand-in for it (the extender's ledger)."""
     milli = share_milli(request)
     if milli is None or not holds(wants, fleet, milli):
         return verdicts, 0
-    coming = wants.whole_share * max(0, fleet.free_milli - fleet.waiting_milli) / MILLI_PER_GPU
+    # Fixed words, no running figures: a reply made of them may be given again while the hold lasts.
     reason = (
-        f"held for whole-GPU pods: this {milli}-milli share would take room one of them needs "
-        f"(about {coming:.0f} whole GPUs still to come for room for {fleet.room})"
+        f"held for whole-GPU pods: this {milli}-milli share would take room that the whole-GPU pods "
+        "still to come are likely to need; it waits until they have come or room is back"
     )
     asked = (milli, request.cpu_milli, request.memory_mib)
+    takes = takes or takes_of
     out: list[Verdict] = []
     for verdict in verdicts:
         node = nodes.get(verdict.node) if verdict.fits else None
-        out.append(Verdict(verdict.node, False, reason) if node and _takes(node, asked, wants) else verdict)
+        out.append(Verdict(verdict.node, False, reason) if node and takes(node, asked, wants) else verdict)
     return out, sum(1 for new, old in zip(out, verdicts, strict=True) if new is not old)
 
 
-def _takes(node: NodeState, asked: tuple[int, int, int], wants: Demand) -> bool:
+def takes_of(node: NodeState, asked: tuple[int, int, int], wants: Demand) -> bool:
+    """:func:`takes_room` for a node of the cluster model (a node without readable shares: never)."""
     shares = node.shares
     if shares is None or shares.problem:
         return False

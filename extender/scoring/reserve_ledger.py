@@ -15,7 +15,8 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 
 from extender.cluster.state import NodeState
-from extender.scoring.reserve import Demand, Fleet, room
+from extender.model.gpu_share import MILLI_PER_GPU
+from extender.scoring.reserve import Demand, Fleet, room, takes_of
 
 __all__ = ["WAIT_S", "ReserveLedger"]
 
@@ -37,12 +38,13 @@ class ReserveLedger:
         self._nodes = nodes
         self._lock = threading.Lock()
         self._parts: dict[str, _Part] = {}
-        self._free = 0
+        self._free = self._capacity = 0
         self._room_for: Demand | None = None
         self._rooms: dict[str, int] = {}
         self._room = 0
         self._waiting: dict[str, tuple[int, float]] = {}  # pod key → (milli, last heard of)
         self._waiting_milli = 0
+        self._takes: dict[tuple[str, tuple[int, int, int]], tuple[NodeState, Demand, bool]] = {}
         self._pruned = float("-inf")
         self.changed(None)
 
@@ -51,7 +53,7 @@ class ReserveLedger:
         nodes = self._nodes()
         with self._lock:
             if names is None:
-                self._parts, self._free, self._room_for = {}, 0, None
+                self._parts, self._free, self._capacity, self._room_for = {}, 0, 0, None
                 names = list(nodes)
             for name in names:
                 self._put(name, _part(nodes.get(name)))
@@ -60,9 +62,11 @@ class ReserveLedger:
         old = self._parts.pop(name, None)
         if old is not None:
             self._free -= sum(old[0])
+            self._capacity -= len(old[0]) * MILLI_PER_GPU
         if part is not None:
             self._parts[name] = part
             self._free += sum(part[0])
+            self._capacity += len(part[0]) * MILLI_PER_GPU
         if self._room_for is not None:
             self._room -= self._rooms.pop(name, 0)
             if part is not None:
@@ -79,7 +83,20 @@ class ReserveLedger:
                 self._pruned = now
                 for key in [key for key, (_, at) in self._waiting.items() if now - at > WAIT_S]:
                     self._forget(key)
-            return Fleet(self._free, self._room, self._waiting_milli)
+            return Fleet(self._free, self._room, self._waiting_milli, self._capacity)
+
+    def takes(self, node: NodeState, asked: tuple[int, int, int], wants: Demand) -> bool:
+        """``reserve.takes_of``, remembered per node state: while a hold lasts every filter call for a
+        share asks it of every node, and only the nodes that changed need asking again."""
+        key = (node.name, asked)
+        found = self._takes.get(key)
+        if found is not None and found[0] is node and found[1] is wants:
+            return found[2]
+        answer = takes_of(node, asked, wants)
+        if len(self._takes) > 200_000:
+            self._takes.clear()
+        self._takes[key] = (node, wants, answer)
+        return answer
 
     def heard(self, key: str, milli: int, passed: bool, now: float) -> None:
         """A GPU pod's filter call passed some node (it is being placed) or none (it waits)."""

@@ -18,22 +18,25 @@ from tests.api.test_shared_gpus import alibaba_pod, bound
 
 
 def _cluster() -> ClusterState:
-    """idle: 2 idle G2 GPUs, 64 cores, 256 GiB; half: GPU 0 at 500 free, GPU 1 taken whole."""
+    """idle: 2 idle G2 GPUs, 64 cores, 256 GiB; half: GPU 0 at 500 free, GPU 1 taken whole; full: 10
+    GPUs taken whole. 11,500 of 14,000 milli allocated: past the reserve's 80 %."""
     state = ClusterState("reserve")
     half = [bound(alibaba_pod("s", 500, gpu=0), "half"), bound(alibaba_pod("w", 1000, gpu=1), "half")]
+    full = [bound(alibaba_pod(f"f{g}", 1000, gpu=g), "full") for g in range(10)]
     state.replace_all(
         [
             node_state(replay_node_object("idle", "G2", 64_000, 262_144, 2), (), state.machines),
             node_state(replay_node_object("half", "G2", 64_000, 262_144, 2), half, state.machines),
+            node_state(replay_node_object("full", "G2", 640_000, 2_621_440, 10), full, state.machines),
         ]
     )
     return state
 
 
 def _advisor(policy: ScoringPolicy) -> Advisor:
-    """The mix at 16 pods: the 2 running ones (a 500 share, a whole GPU, 2 cores each) and 14 whole-GPU
-    pods of 8 cores and 32 GiB: w = 15,000 / 15,500 = 0.968, the median whole pod 8 cores, 32 GiB, and
-    shares of 500 are 1/16 of the GPU pods."""
+    """The mix at 16 pods: the 12 running ones (a 500 share, 11 whole GPUs, 2 cores and 4 GiB each) and
+    4 of the 14 whole-GPU pods learned here (8 cores, 32 GiB): w = 15,000 / 15,500 = 0.968, the median
+    whole pod 2 cores and 4 GiB (idle holds min(2, 32, 64) = 2), shares of 500 1/16 of the GPU pods."""
     advisor = Advisor(_cluster(), None, policy, clock=lambda: 0.0)
     whole = pod_request(replay_pod_object(PodShape(8000, 32768, 1, 1000)))
     for i in range(14):
@@ -56,8 +59,8 @@ def test_a_share_is_held_off_the_idle_gpu_and_passes_beside_another_share() -> N
         reply = _filter(client, ["idle", "half"])
     assert reply["NodeNames"] == ["half"]  # GPU 0 there has 500 free: no idle GPU taken
     assert reply["FailedNodes"] == {
-        "idle": "held for whole-GPU pods: this 400-milli share would take room one of them needs "
-        "(about 2 whole GPUs still to come for room for 2)"
+        "idle": "held for whole-GPU pods: this 400-milli share would take room that the whole-GPU pods "
+        "still to come are likely to need; it waits until they have come or room is back"
     }
     assert reply["FailedAndUnresolvableNodes"] == {}  # it waits: the hold is not forever
     assert advisor.registry.get_sample_value("gpu_advisor_reserve_holds_total") == 1
@@ -74,8 +77,7 @@ def test_a_held_reply_is_not_reused_once_the_room_came_back() -> None:
     advisor = _advisor(ScoringPolicy())
     with TestClient(create_app(advisor)) as client:
         assert _filter(client, ["idle"])["NodeNames"] == []
-        # five idle 8-GPU nodes join: room 2 + 40 = 42 for W = 0.968 × 42.5 = 41.1 whole GPUs to come;
-        # P = Φ(−0.86 / (½ √41.1)) = Φ(−0.27) = 0.39, worth less than 437.5: the share passes
+        # five idle 8-GPU nodes join: 11,500 of 54,000 milli allocated, far from full: nothing is held
         state = advisor.state
         for i in range(5):
             state.put(node_state(replay_node_object(f"big-{i}", "G2", 512_000, 2_097_152, 8), (), state.machines))

@@ -125,8 +125,8 @@ def test_hold_turns_the_nodes_the_share_would_take_room_on_into_resolvable_refus
     assert count == 1
     assert (found[0].fits, found[0].unresolvable) == (False, False)  # it waits, and may pass later
     assert found[0].reason == (
-        "held for whole-GPU pods: this 400-milli share would take room one of them needs "
-        "(about 240 whole GPUs still to come for room for 230)"
+        "held for whole-GPU pods: this 400-milli share would take room that the whole-GPU pods "
+        "still to come are likely to need; it waits until they have come or room is back"
     )
     assert found[1:] == verdicts[1:]  # GPU 0 of "half" has 500 free: no idle GPU taken
     assert hold(share, verdicts, nodes, WANTS, Fleet(400_000, 260)) == (verdicts, 0)  # room enough
@@ -138,3 +138,11 @@ def test_a_share_is_worth_holding_for_only_while_its_p_is_high() -> None:
     assert holds(WANTS, Fleet(400_000, 237), 400) is True  # z = 0.387
     assert holds(WANTS, Fleet(400_000, 238), 400) is False  # z = 0.258
     assert math.isclose(claimed(Fleet(400_000, 238), WANTS), 0.6019, abs_tol=0.0005)
+
+
+def test_nothing_is_held_before_the_sharing_gpus_are_80_percent_allocated() -> None:
+    # W = 0.6 × 400 = 240 for room 230: P = 0.90 where 1,600 of 2,000 GPUs are allocated (80 %); where
+    # 1,599 of 1,999 are (79.99 %), nothing is held
+    assert holds(WANTS, Fleet(400_000, 230, 0, 2_000_000), 810) is True
+    assert holds(WANTS, Fleet(400_000, 230, 0, 1_999_000), 810) is False
+    assert claimed(Fleet(400_000, 230, 0, 1_999_000), WANTS) == 0.0

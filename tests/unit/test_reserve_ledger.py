@@ -27,12 +27,12 @@ def test_the_totals_follow_each_changed_node_as_a_full_count_would() -> None:
     ledger = ReserveLedger(state.nodes_by_name)
     state.subscribe(ledger.changed)
     # a: 2 idle, room 2; b: 4 idle but ⌊12/8⌋ = 1 by CPU
-    assert ledger.fleet(WANTS, 0.0) == Fleet(6000, 3)
+    assert ledger.fleet(WANTS, 0.0) == Fleet(6000, 3, 0, 6000)
     pods = [bound(alibaba_pod("x", 300, gpu=0), "a")]  # 2 cores, 4 GiB: a keeps GPU 1 idle
     state.put(node_state(replay_node_object("a", "G2", 64_000, 262_144, 2), pods, state.machines))
     state.remove("b")
-    assert ledger.fleet(WANTS, 0.0) == Fleet(1700, 1)
-    assert ReserveLedger(state.nodes_by_name).fleet(WANTS, 0.0) == Fleet(1700, 1)
+    assert ledger.fleet(WANTS, 0.0) == Fleet(1700, 1, 0, 2000)
+    assert ReserveLedger(state.nodes_by_name).fleet(WANTS, 0.0) == Fleet(1700, 1, 0, 2000)
 
 
 def test_a_pod_waits_until_a_node_passes_it_it_is_seen_bound_or_it_is_not_heard_of_for_long() -> None:

@@ -132,6 +132,7 @@ class AdvisorPolicy:
         """The fleet's totals the reserve reads, from the empty cluster on."""
         self._fleet: list[ReplayNode] = list(states)
         self._free = sum(sum(s.gpus) for s in states)
+        self._capacity = sum(len(s.gpus) for s in states) * MILLI
         self._waiting = 0
         self._room_for: Demand | None = None
         self._room = 0
@@ -152,7 +153,8 @@ class AdvisorPolicy:
             return False
         if wants is not self._room_for:  # a renewed mix: another median whole-GPU pod
             self._room_for, self._room = wants, sum(_room(s, wants) for s in self._fleet)
-        if not reserve.holds(wants, reserve.Fleet(self._free, self._room, self._waiting), pod.gpu_milli):
+        fleet = reserve.Fleet(self._free, self._room, self._waiting, self._capacity)
+        if not reserve.holds(wants, fleet, pod.gpu_milli):
             return False
         asked = (pod.gpu_milli, pod.cpu_milli, pod.memory_mib)
         return reserve.takes_room(node.gpus, node.cpu_free, node.mem_free, asked, wants)

@@ -201,6 +201,7 @@ class _Cycle:
         self.advisor.policy.prepare(RunContext(tuple(nodes), tuple(original_pods), seed))
         self.profile = profile
         self.states = [initial_state(spec) for spec in nodes]
+        self.advisor.policy.fleet(self.states)  # the reserve's totals, as the extender's ledger keeps them
         self.kube = [_KubeNode(spec.cpu_milli, spec.memory_mib * MIB) for spec in nodes]
         self.names = [spec.name for spec in nodes]
         count = len(nodes)
@@ -226,10 +227,14 @@ class _Cycle:
         )
         feasible = self._sample(cpu, memory)
         if reaches and extender is not None and extender.filters:
-            feasible = [n for n in feasible if fits(self.states[n], shape)]
+            holds = self.advisor.policy.holds
+            feasible = [n for n in feasible if fits(self.states[n], shape) and not holds(self.states[n], shape)]
         chosen = feasible[0] if len(feasible) == 1 else self._pick(feasible, pod, cpu, memory, reaches)
         if chosen >= 0:
             self._bind(chosen, shape, cpu, memory, reaches)
+            self.advisor.policy.moved(chosen, self.states[chosen])
+        elif reaches and shape.gpu_request > 0:
+            self.advisor.policy.waiting(shape)
         self.frag_log.append(self.frag)
         return chosen
 
