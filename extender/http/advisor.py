@@ -116,9 +116,9 @@ class Advisor:
         """The memo that follows this advisor's current ClusterState (renewed if the state is swapped)."""
         if self._memo_for is not self.state:
             self._memo = VerdictMemo()
-            self._ledger = ReserveLedger(self.state.nodes_by_name)
+            self.reserve = ReserveLedger(self.state.nodes_by_name)
             self.state.subscribe(self._memo.forget)
-            self.state.subscribe(self._ledger.changed)
+            self.state.subscribe(self.reserve.changed)
             self.state.subscribe(self._learn_running)
             self._memo_for = self.state
             self._learn_running(None)
@@ -173,7 +173,7 @@ class Advisor:
             for pod in node.pods if node is not None else ():
                 self.learner.observe(pod.key, pod.request)
             if node is not None:
-                self._ledger.bound(pod.key for pod in node.pods)
+                self.reserve.bound(pod.key for pod in node.pods)
 
     def learn(self, request: PodRequest, key: str) -> None:
         """Count a pod about to be judged (once per ``key``, see :func:`pod_key`) into the mix."""
@@ -219,12 +219,12 @@ class Advisor:
         wants = demand(self.learner.current) if milli is not None and self.policy.reserve_whole_gpus else None
         if milli is None or wants is None:
             return None
-        fleet = self._ledger.fleet(wants, self.clock())
+        fleet = self.reserve.fleet(wants, self.clock())
         if not holds(wants, fleet, milli):
             return None
 
         def held(verdicts: list[Verdict], nodes: Mapping[str, NodeState]) -> list[Verdict]:
-            found, count = hold(request, verdicts, nodes, wants, fleet, self._ledger.takes)
+            found, count = hold(request, verdicts, nodes, wants, fleet, self.reserve.takes)
             self.metrics.held.inc(count)
             return found
 
@@ -246,10 +246,15 @@ class Advisor:
         held = self._holding(request)
         if held is not None:
             verdicts = held(verdicts, nodes)
-        if key is not None and request.share is not None and request.share.milli is not None:
-            passed = any(v.fits for v in verdicts)
-            self._ledger.heard(key, request.gpus * request.share.milli, passed, self.clock())
+        if key is not None:
+            self.heard(request, key, any(v.fits for v in verdicts))
         return verdicts
+
+    def heard(self, request: PodRequest, key: str, passed: bool) -> None:
+        """A filter call for this pod passed some node or none: a GPU pod asking in milli that none
+        passed waits (what the reserve takes off the free milli still to come)."""
+        if request.share is not None and request.share.milli is not None:
+            self.reserve.heard(key, request.gpus * request.share.milli, passed, self.clock())
 
     def _judged(
         self, request: PodRequest, names: list[str], sent: dict[str, dict[str, Any]], ranked: bool

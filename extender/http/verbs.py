@@ -157,6 +157,7 @@ class SchedulerVerbs:
         version = self._version(args, pod)
         last = self.whole.reuse("filter", pod, names, version)
         if last is not None:
+            self.advisor.heard(pod, pod_key(args.pod), last.counts[0] > 0)  # a waiting pod is heard again
             return last.reply, last.counts
 
         def judge() -> tuple[bytes, Counts]:

@@ -13,6 +13,8 @@ from extender.cluster.state import ClusterState, node_state
 from extender.http.advisor import Advisor
 from extender.model.pods import pod_request
 from extender.scoring import ScoringPolicy
+from extender.scoring.reserve import demand
+from extender.scoring.reserve_ledger import WAIT_S
 from gpu_advisor.app import create_app
 from tests.api.test_shared_gpus import alibaba_pod, bound
 
@@ -82,3 +84,19 @@ def test_a_held_reply_is_not_reused_once_the_room_came_back() -> None:
         for i in range(5):
             state.put(node_state(replay_node_object(f"big-{i}", "G2", 512_000, 2_097_152, 8), (), state.machines))
         assert _filter(client, ["idle"])["NodeNames"] == ["idle"]
+
+
+def test_a_held_pod_answered_from_the_remembered_reply_still_waits() -> None:
+    now = [0.0]
+    advisor = _advisor(ScoringPolicy())
+    advisor.clock = lambda: now[0]
+    wants = demand(advisor.learner.current)
+    assert wants is not None
+    with TestClient(create_app(advisor)) as client:
+        assert _filter(client, ["idle"])["NodeNames"] == []  # held: the 400 waits
+        now[0] = WAIT_S - 1
+        assert _filter(client, ["idle"])["NodeNames"] == []  # the same reply, given again
+        now[0] = WAIT_S + 10  # past the first call's wait, not the second's
+        assert advisor.reserve.fleet(wants, now[0]).waiting_milli == 400
+        assert _filter(client, ["half"])["NodeNames"] == ["half"]  # a node passes it: it waits no more
+        assert advisor.reserve.fleet(wants, now[0]).waiting_milli == 0
