@@ -12,23 +12,61 @@ or they are seen bound; a pod deleted while it waits drops out after :data:`WAIT
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 
 from extender.cluster.state import NodeState
 from extender.model.gpu_share import MILLI_PER_GPU
 from extender.scoring.reserve import Demand, Fleet, room, takes_of
 
-__all__ = ["WAIT_S", "ReserveLedger"]
+__all__ = ["WAIT_S", "FleetTotals", "Part", "ReserveLedger"]
 
 WAIT_S = 600.0  # a waiting pod not heard of again for this long is taken as gone
-_Part = tuple[tuple[int, ...], int | None, int | None]  # free milli per GPU, free CPU, free memory
+Part = tuple[tuple[int, ...], int | None, int | None]  # free milli per GPU, free CPU, free memory
 
 
-def _part(node: NodeState | None) -> _Part | None:
+def _part(node: NodeState | None) -> Part | None:
     shares = node.shares if node is not None else None
     if node is None or shares is None or shares.problem:
         return None
     return shares.free, node.cpu_free, node.memory_free
+
+
+class FleetTotals:
+    """The sharing GPUs' free milli and capacity and the whole-GPU room, summed over parts kept by node
+    (any key: a name in the extender, an index in the replay). A changed node replaces its part; the
+    room is summed afresh only for another median whole-GPU pod. Not locked: its owner locks."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self._parts: dict[Hashable, Part] = {}
+        self._free = self._capacity = self._room = 0
+        self._room_for: Demand | None = None
+        self._rooms: dict[Hashable, int] = {}
+
+    def put(self, key: Hashable, part: Part | None) -> None:
+        """The node's part now (None: it offers no sharing, or is gone)."""
+        old = self._parts.pop(key, None)
+        if old is not None:
+            self._free -= sum(old[0])
+            self._capacity -= len(old[0]) * MILLI_PER_GPU
+        if part is not None:
+            self._parts[key] = part
+            self._free += sum(part[0])
+            self._capacity += len(part[0]) * MILLI_PER_GPU
+        if self._room_for is not None:
+            self._room -= self._rooms.pop(key, 0)
+            if part is not None:
+                self._room += self._rooms.setdefault(key, room(*part, self._room_for))
+
+    def fleet(self, wants: Demand, waiting_milli: int) -> Fleet:
+        """The totals, with the room of ``wants``' median whole-GPU pod."""
+        if wants is not self._room_for:
+            self._room_for = wants
+            self._rooms = {key: room(*part, wants) for key, part in self._parts.items()}
+            self._room = sum(self._rooms.values())
+        return Fleet(self._free, self._room, waiting_milli, self._capacity)
 
 
 class ReserveLedger:
@@ -37,11 +75,7 @@ class ReserveLedger:
     def __init__(self, nodes: Callable[[], Mapping[str, NodeState]]) -> None:
         self._nodes = nodes
         self._lock = threading.Lock()
-        self._parts: dict[str, _Part] = {}
-        self._free = self._capacity = 0
-        self._room_for: Demand | None = None
-        self._rooms: dict[str, int] = {}
-        self._room = 0
+        self._totals = FleetTotals()
         self._waiting: dict[str, tuple[int, float]] = {}  # pod key → (milli, last heard of)
         self._waiting_milli = 0
         self._takes: dict[tuple[str, tuple[int, int, int]], tuple[NodeState, Demand, bool]] = {}
@@ -53,37 +87,19 @@ class ReserveLedger:
         nodes = self._nodes()
         with self._lock:
             if names is None:
-                self._parts, self._free, self._capacity, self._room_for = {}, 0, 0, None
+                self._totals.clear()
                 names = list(nodes)
             for name in names:
-                self._put(name, _part(nodes.get(name)))
-
-    def _put(self, name: str, part: _Part | None) -> None:
-        old = self._parts.pop(name, None)
-        if old is not None:
-            self._free -= sum(old[0])
-            self._capacity -= len(old[0]) * MILLI_PER_GPU
-        if part is not None:
-            self._parts[name] = part
-            self._free += sum(part[0])
-            self._capacity += len(part[0]) * MILLI_PER_GPU
-        if self._room_for is not None:
-            self._room -= self._rooms.pop(name, 0)
-            if part is not None:
-                self._room += self._rooms.setdefault(name, room(*part, self._room_for))
+                self._totals.put(name, _part(nodes.get(name)))
 
     def fleet(self, wants: Demand, now: float) -> Fleet:
         """The totals, with the room of ``wants``' median whole-GPU pod (summed afresh for a new one)."""
         with self._lock:
-            if wants is not self._room_for:
-                self._room_for = wants
-                self._rooms = {name: room(*part, wants) for name, part in self._parts.items()}
-                self._room = sum(self._rooms.values())
             if now - self._pruned > WAIT_S / 10:  # a filter call reads this: prune seldom, not per call
                 self._pruned = now
                 for key in [key for key, (_, at) in self._waiting.items() if now - at > WAIT_S]:
                     self._forget(key)
-            return Fleet(self._free, self._room, self._waiting_milli, self._capacity)
+            return self._totals.fleet(wants, self._waiting_milli)
 
     def takes(self, node: NodeState, asked: tuple[int, int, int], wants: Demand) -> bool:
         """``reserve.takes_of``, remembered per node state: while a hold lasts every filter call for a

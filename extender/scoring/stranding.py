@@ -18,7 +18,7 @@ surely, and on the openb nodes (4–5 GiB per core) memory often runs out first.
 pods it holds, not by whether one more fits: a G2 node (48 GiB per GPU) keeping 96 GiB beside 4 idle
 GPUs looked whole to the common 1-GPU pod asking 47 GiB, yet only 2 of those can ever come; counting
 copies sees the other 2 GPUs stranded and sends a memory-hungry pod where it leaves fewer such GPUs.
-Measured on the openb traces (seeds 42–51): default 4.63 → 4.2x % unallocated, and fewer on
+Measured on the openb traces (seeds 42–51): default 4.63 → 4.28 % unallocated, and fewer on
 multigpu50, gpushare100 and gpuspec33 too. Counting CPU copies the same way was measured and left out:
 it sent untyped pods to the CPU-rich nodes of the models typed pods need (T4), 1.7 points more on
 gpuspec33; CPU stays FGD's one-pod test.

@@ -33,7 +33,7 @@ from extender.scoring import reserve
 from extender.scoring.judge import judge_node
 from extender.scoring.memo import PlanKey, Shape
 from extender.scoring.policy import ScoringPolicy
-from extender.scoring.reserve import Demand
+from extender.scoring.reserve_ledger import FleetTotals
 from extender.scoring.stranding import class_key
 from extender.scoring.verdict import Verdict
 from extender.scoring.workload import NO_MIX, Mix, MixLearner, learned_from
@@ -129,19 +129,14 @@ class AdvisorPolicy:
         return found
 
     def fleet(self, states: Sequence[ReplayNode]) -> None:
-        """The fleet's totals the reserve reads, from the empty cluster on."""
-        self._fleet: list[ReplayNode] = list(states)
-        self._free = sum(sum(s.gpus) for s in states)
-        self._capacity = sum(len(s.gpus) for s in states) * MILLI
+        """The fleet's totals the reserve reads, from the empty cluster on (as the extender's ledger)."""
+        self._totals = FleetTotals()
+        for node, state in enumerate(states):
+            self.moved(node, state)
         self._waiting = 0
-        self._room_for: Demand | None = None
-        self._room = 0
 
     def moved(self, node: int, state: ReplayNode) -> None:
-        old, self._fleet[node] = self._fleet[node], state
-        self._free += sum(state.gpus) - sum(old.gpus)
-        if self._room_for is not None:
-            self._room += _room(state, self._room_for) - _room(old, self._room_for)
+        self._totals.put(node, (state.gpus, state.cpu_free, state.mem_free))
 
     def waiting(self, pod: PodShape) -> None:
         self._waiting += pod.gpu_request
@@ -151,10 +146,7 @@ class AdvisorPolicy:
         wants = reserve.demand(self._mix) if pod.is_sharing and self._policy.reserve_whole_gpus else None
         if wants is None:
             return False
-        if wants is not self._room_for:  # a renewed mix: another median whole-GPU pod
-            self._room_for, self._room = wants, sum(_room(s, wants) for s in self._fleet)
-        fleet = reserve.Fleet(self._free, self._room, self._waiting, self._capacity)
-        if not reserve.holds(wants, fleet, pod.gpu_milli):
+        if not reserve.holds(wants, self._totals.fleet(wants, self._waiting), pod.gpu_milli):
             return False
         asked = (pod.gpu_milli, pod.cpu_milli, pod.memory_mib)
         return reserve.takes_room(node.gpus, node.cpu_free, node.mem_free, asked, wants)
@@ -200,10 +192,6 @@ class AdvisorPolicy:
             pods = [self._holder(i, MILLI - free) for i, free in enumerate(node.gpus) if free < MILLI]
             found = self._nodes[node] = node_state(obj, pods, self._machines)
         return found
-
-
-def _room(node: ReplayNode, wants: Demand) -> int:
-    return reserve.room(node.gpus, node.cpu_free, node.mem_free, wants)
 
 
 def _bound(shape: PodShape) -> dict[str, Any]:
