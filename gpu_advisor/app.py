@@ -125,11 +125,15 @@ def _health_routes(app: FastAPI, advisor: Advisor) -> None:
         its reason (see extender.cluster.health for which are which)."""
         state = advisor.state
         verdict = readiness(state, advisor.telemetry, advisor.clock())
-        advisor.metrics.ready.set(1 if verdict.ready else 0)
+        advisor.metrics.ready.set(1 if verdict.ready and not advisor.draining else 0)
         _count_nodes(advisor)
+        body = verdict.body(state.source, len(state.nodes()))
+        if advisor.draining:  # shutting down: leave the Service first, finish what was asked
+            response.status_code = 503
+            return {**body, "ready": False, "draining": True}
         if not verdict.ready:
             response.status_code = 503
-        return verdict.body(state.source, len(state.nodes()))
+        return body
 
     @app.get("/metrics", tags=["health"])
     def metrics() -> Response:

@@ -104,6 +104,11 @@ def build_advisor(
         background.parts.append(live)
         registry.register(TelemetryTrust(board))
     advisor = Advisor(state=state, telemetry=board, policy=policy, registry=registry)
+    if model.watch is not None:  # a live cluster: approvals count until bound, and the advisor binds
+        from extender.http.approvals import Approvals
+        from extender.sources.kube_binder import KubeBinder
+
+        advisor.approvals = Approvals(model.watch.model, KubeBinder(model.watch.api, model.watch.model))
     served.append(advisor)
     advisor.rightsize = history_source(cluster, prometheus, state, model.pods)
     advisor.usage = usage_source(cluster, prometheus, state, model.pods)
@@ -241,6 +246,7 @@ def run(
     admission: AdmissionSettings | None = None,
     auth: TokenCheck | None = None,
     limits: Limits | None = None,
+    drain_s: float = 0.0,
 ) -> int:
     """Serve plain HTTP on ``port`` (extender, /v1, health, metrics) and, with a certificate, HTTPS on
     ``tls_port`` (webhooks and health: the API server calls webhooks over TLS only); each its own routes."""
@@ -272,6 +278,10 @@ def run(
         settle_memory([advisor])
     background.start()
 
+    if drain_s > 0:
+        from gpu_advisor.drain import drain_on_sigterm
+
+        drain_on_sigterm(servers, advisor, drain_s)
     try:
         serve_on_configured_loop(servers, listeners)
     finally:

@@ -15,6 +15,7 @@ from extender.advice.dryrun import Advise
 from extender.advice.rightsize import HistorySource
 from extender.advice.usage import UsageSource
 from extender.cluster.state import ClusterState, NodeState, node_state
+from extender.http.approvals import Approvals
 from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
@@ -75,6 +76,12 @@ class Metrics:
             "Times working out the standing pod shapes' verdicts failed (then judged on request)",
             registry=registry,
         )
+        self.bindings = Counter(
+            "gpu_advisor_bindings",
+            "Bind verb calls by outcome: bound, refused (no room now), failed",
+            ["outcome"],
+            registry=registry,
+        )
 
 
 @dataclass
@@ -102,6 +109,11 @@ class Advisor:
     # The Pod objects (bound and pending) the console reads: pending pods to diagnose, admission findings
     # of bound ones; wired in by serve (None: the source does not list them).
     pod_objects: Callable[[], list[dict[str, Any]]] | None = None
+    # Placements approved and not yet seen bound, and the bind verb; wired in by serve for a live cluster
+    # (None: a snapshot or the simulated cluster, which assume nothing and cannot bind).
+    approvals: Approvals | None = None
+    # Shutting down: not ready, and every answer closes its connection so callers reconnect elsewhere.
+    draining: bool = False
     # Told each standing shape's verdicts as they are filled in (the extender encodes them ahead).
     standing_listeners: list[Callable[[list[Verdict]], None]] = field(default_factory=list)
 

@@ -197,6 +197,7 @@ class _Whole:
     version: float
     reply: bytes
     counts: tuple[int, ...]  # what the reply says, for the metrics (filter: passed, failed, unresolvable)
+    chosen: str | None = None  # the node kube-scheduler binds on this answer (``approvals``), if it tells
 
 
 class WholeReplies:
@@ -217,10 +218,17 @@ class WholeReplies:
         return last
 
     def keep(
-        self, verb: str, request: PodRequest, names: list[str], version: float | None, reply: bytes, *counts: int
+        self,
+        verb: str,
+        request: PodRequest,
+        names: list[str],
+        version: float | None,
+        reply: bytes,
+        *counts: int,
+        chosen: str | None = None,
     ) -> None:
         if version is None:
             return
         if len(self._last) >= self._max_requests:
             self._last.clear()
-        self._last[(verb, request)] = _Whole(names, version, reply, counts)
+        self._last[(verb, request)] = _Whole(names, version, reply, counts, chosen)

@@ -34,7 +34,8 @@ def build_router(verbs: SchedulerVerbs | Advisor, lane: Lane | None = None) -> A
         except BadRequest as exc:
             verbs.advisor.metrics.requests.labels(verb, "bad-request").inc()
             return problem_for(exc)
-        status, reply = await (verbs.filter(body) if verb == "filter" else verbs.prioritize(body))
+        answer_verb = {"filter": verbs.filter, "prioritize": verbs.prioritize, "bind": verbs.bind}[verb]
+        status, reply = await answer_verb(body)
         return Response(reply, status_code=status, media_type="application/json")
 
     @router.post("/scheduler/filter", tags=["scheduler extender"], **EXTENDER_DOCS)
@@ -44,6 +45,10 @@ def build_router(verbs: SchedulerVerbs | Advisor, lane: Lane | None = None) -> A
     @router.post("/scheduler/prioritize", tags=["scheduler extender"], **EXTENDER_DOCS)
     async def scheduler_prioritize(request: Request) -> Response:
         return await answer(request, "prioritize")
+
+    @router.post("/scheduler/bind", tags=["scheduler extender"], **EXTENDER_DOCS)
+    async def scheduler_bind(request: Request) -> Response:
+        return await answer(request, "bind")
 
     return router
 
@@ -56,7 +61,11 @@ class ExtenderFastLane:
 
     def __init__(self, app: ASGIApp, verbs: SchedulerVerbs) -> None:
         self.app, self.verbs = app, verbs
-        self.paths = {"/scheduler/filter": verbs.filter, "/scheduler/prioritize": verbs.prioritize}
+        self.paths = {
+            "/scheduler/filter": verbs.filter,
+            "/scheduler/prioritize": verbs.prioritize,
+            "/scheduler/bind": verbs.bind,
+        }
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         verb = self.paths.get(scope["path"]) if scope["type"] == "http" else None
@@ -71,7 +80,7 @@ class ExtenderFastLane:
             status, reply = exc.http_status, problem_for(exc).body
         else:
             status, reply = await verb(body)
-        await _send(send, (status, bytes(reply)))
+        await _send(send, (status, bytes(reply)), close=self.verbs.advisor.draining)
 
     async def _body(self, receive: Receive) -> bytes:
         """The body; in front of this lane the guard has read it whole into one message."""
@@ -91,8 +100,10 @@ class ExtenderFastLane:
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-async def _send(send: Send, answer: Answer) -> None:
+async def _send(send: Send, answer: Answer, close: bool = False) -> None:
     status, reply = answer
     headers = [(b"content-length", str(len(reply)).encode()), _JSON]
+    if close:  # draining: the caller's next call opens a new connection, through the Service to a replica that stays
+        headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": reply})

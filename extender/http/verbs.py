@@ -9,6 +9,7 @@ judge nodes takes the judging lane (a worker thread when it is large).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -17,15 +18,17 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from extender.cluster.claims import Binding
 from extender.cluster.dra_view import pod_through_claims
 from extender.errors import MalformedInput, validation_problems
 from extender.http.advisor import Advisor, pod_key
+from extender.http.approvals import chosen_by_filter, chosen_by_prioritize, refusal
 from extender.http.candidates import CandidateLists
 from extender.http.offloop import BIG_CALL_NODES, Lane
 from extender.http.pod_requests import PodRequests
 from extender.http.replies import ReplyFragments, WholeReplies
 from extender.http.requests import BadRequest, parse_json
-from extender.http.wire import ExtenderArgs, extender_args
+from extender.http.wire import ExtenderArgs, ExtenderBindingArgs, extender_args
 from extender.model.pods import PodRequest
 from extender.scoring import Verdict
 
@@ -37,6 +40,8 @@ Answer = tuple[int, bytes]  # HTTP status, JSON body
 # (args, candidate names, sent Nodes, the pod's request)
 _Parsed = tuple[ExtenderArgs, list[str], dict[str, dict[str, Any]], PodRequest]
 _FILTER_FAILED: dict[str, Any] = {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {}}
+# Fail closed: a replica that has not yet heard every bound pod could approve a GPU another pod holds.
+NOT_SYNCED = "gpu-advisor has not synced the cluster from the API server yet; the pod waits and is retried"
 
 
 def _dumps(doc: Any) -> bytes:
@@ -72,6 +77,9 @@ class SchedulerVerbs:
         except MalformedInput as exc:
             self._bad["filter"].inc()
             return _problem(exc)
+        if _unsynced(self.advisor):
+            self.advisor.metrics.requests.labels("filter", "not-synced").inc()
+            return 200, _dumps(_FILTER_FAILED | {"Error": NOT_SYNCED})
         try:
             reply, counts = await self._filter(*parsed)
         except Exception as exc:  # the extender itself failed: say so in Error, as the protocol asks
@@ -154,22 +162,37 @@ class SchedulerVerbs:
     async def _filter(
         self, args: ExtenderArgs, names: list[str], sent: dict[str, dict[str, Any]], pod: PodRequest
     ) -> tuple[bytes, Counts]:
+        approvals = self.advisor.approvals
+        if approvals is not None:  # placed again: what was assumed of it no longer holds
+            approvals.claims.forget(args.pod)
+            approvals.claims.sweep()
         version = self._version(args, pod)
         last = self.whole.reuse("filter", pod, names, version)
         if last is not None:
             self.advisor.heard(pod, pod_key(args.pod), last.counts[0] > 0)  # a waiting pod is heard again
+            self._assume(args, pod, last.chosen)
             return last.reply, last.counts
 
-        def judge() -> tuple[bytes, Counts]:
+        def judge() -> tuple[bytes, Counts, str | None]:
             verdicts = self.advisor.judge(pod, names, sent, ranked=False, key=pod_key(args.pod))  # no scores
             passed, failed, unresolvable = self.fragments.filter_parts(pod, verdicts)
             text = f'{_passed_head(args, verdicts, passed)},"FailedNodes":{{{",".join(failed)}}},'
             text += f'"FailedAndUnresolvableNodes":{{{",".join(unresolvable)}}},"Error":""}}'
             reply, counts = text.encode(), (len(passed), len(failed), len(unresolvable))
-            self.whole.keep("filter", pod, names, version, reply, *counts)
-            return reply, counts
+            # One node left: kube-scheduler skips prioritize and binds it.
+            chosen = chosen_by_filter(verdicts) if approvals is not None and len(passed) == 1 else None
+            self.whole.keep("filter", pod, names, version, reply, *counts, chosen=chosen)
+            return reply, counts, chosen
 
-        return await self.lane.run(judge, big=len(names) > BIG_CALL_NODES)
+        reply, counts, chosen = await self.lane.run(judge, big=len(names) > BIG_CALL_NODES)
+        self._assume(args, pod, chosen)
+        return reply, counts
+
+    def _assume(self, args: ExtenderArgs, pod: PodRequest, chosen: str | None) -> None:
+        """kube-scheduler binds the pod on ``chosen``: count it there until the watch shows where it went."""
+        approvals = self.advisor.approvals
+        if approvals is not None and chosen is not None and (pod.wants_gpu or pod.cpu_milli or pod.memory_mib):
+            approvals.claims.assume(args.pod, chosen)
 
     async def _prioritize(
         self, args: ExtenderArgs, names: list[str], sent: dict[str, dict[str, Any]], pod: PodRequest
@@ -177,17 +200,63 @@ class SchedulerVerbs:
         version = self._version(args, pod)
         last = self.whole.reuse("prioritize", pod, names, version)
         if last is not None:
+            self._assume(args, pod, last.chosen)
             return last.reply
+        approvals = self.advisor.approvals
 
-        def judge() -> bytes:
-            reply = self.fragments.priorities(pod, self.advisor.judge(pod, names, sent)).encode()
-            self.whole.keep("prioritize", pod, names, version, reply)
-            return reply
+        def judge() -> tuple[bytes, str | None]:
+            verdicts = self.advisor.judge(pod, names, sent)
+            reply = self.fragments.priorities(pod, verdicts).encode()
+            chosen = chosen_by_prioritize(verdicts) if approvals is not None else None
+            self.whole.keep("prioritize", pod, names, version, reply, chosen=chosen)
+            return reply, chosen
 
-        return await self.lane.run(judge, big=len(names) > BIG_CALL_NODES)
+        reply, chosen = await self.lane.run(judge, big=len(names) > BIG_CALL_NODES)
+        self._assume(args, pod, chosen)
+        return reply
+
+    async def bind(self, body: bytes) -> Answer:
+        """kube-scheduler's bind: re-check the room as every replica has promised it, then bind
+        (``extender.sources.kube_binder``); ``{"Error": ""}`` when bound, else why not."""
+        metrics = self.advisor.metrics
+        try:
+            doc = parse_json(body)
+            args = ExtenderBindingArgs.model_validate(doc)
+        except BadRequest as exc:
+            metrics.requests.labels("bind", "bad-request").inc()
+            return exc.http_status, json.dumps({"detail": str(exc)}).encode()
+        except ValidationError as exc:
+            metrics.requests.labels("bind", "bad-request").inc()
+            return 400, json.dumps({"detail": f"not an ExtenderBindingArgs body: {validation_problems(exc)}"}).encode()
+        binding = Binding(args.pod_name, args.pod_namespace, args.pod_uid, args.node)
+        try:
+            why = await asyncio.to_thread(self._bind, binding)
+        except Exception as exc:  # fail closed, and say so: kube-scheduler places the pod again
+            log.exception("bind failed")
+            why = f"gpu-advisor failed: {exc}"
+        outcome = "bound" if not why else "refused" if "no longer has room" in why else "failed"
+        metrics.bindings.labels(outcome).inc()
+        metrics.requests.labels("bind", "ok").inc()
+        if why:
+            log.info("bind %s/%s to %s refused: %s", binding.namespace, binding.name, binding.node, why)
+        return 200, _dumps({"Error": why})
+
+    def _bind(self, binding: Binding) -> str:
+        advisor = self.advisor
+        if _unsynced(advisor):
+            return NOT_SYNCED
+        approvals = advisor.approvals
+        if approvals is None or approvals.binder is None:
+            return f"gpu-advisor serves {advisor.state.source}: it has no API server to bind through"
+        return approvals.binder.bind(binding, lambda pod, node: refusal(advisor, pod, node))
 
 
 Counts = tuple[int, ...]
+
+
+def _unsynced(advisor: Advisor) -> bool:
+    """A live source (one that keeps health) whose first list of every object has not finished."""
+    return advisor.state.source_health is not None and not advisor.state.ready
 
 
 def _passed_head(args: ExtenderArgs, verdicts: list[Verdict], passed: list[str]) -> str:

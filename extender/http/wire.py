@@ -17,6 +17,7 @@ from extender.model.object_shape import NODE_SHAPE, shape_problem
 __all__ = [
     "MAX_EXTENDER_PRIORITY",
     "ExtenderArgs",
+    "ExtenderBindingArgs",
     "ExtenderFilterResult",
     "HostPriority",
     "extender_args",
@@ -115,3 +116,12 @@ class ExtenderFilterResult(BaseModel):
 class HostPriority(BaseModel):
     Host: str
     Score: int = Field(ge=0, le=MAX_EXTENDER_PRIORITY)
+
+
+class ExtenderBindingArgs(_Wire):
+    """The body of bind: which pod (name, namespace, uid) goes to which node."""
+
+    pod_name: str = Field(validation_alias=AliasChoices("PodName", "podName", "podname"), min_length=1)
+    pod_namespace: str = Field(validation_alias=AliasChoices("PodNamespace", "podNamespace", "podnamespace"))
+    pod_uid: str = Field(default="", validation_alias=AliasChoices("PodUID", "podUID", "poduid"))
+    node: str = Field(validation_alias=AliasChoices("Node", "node"), min_length=1)

@@ -14,6 +14,7 @@ from typing import Any
 
 from kubernetes import client, config
 
+from extender.cluster.claims import ANNOTATION_CLAIMS
 from extender.cluster.state import (
     ANNOTATION_FREE_GPUS,
     ANNOTATION_TOPOLOGY,
@@ -55,9 +56,8 @@ def kube_api(kubeconfig: str | None = None) -> Any:
 
 def slim_node(obj: dict[str, Any]) -> dict[str, Any]:
     meta = obj.get("metadata") or {}
-    annotations = {
-        k: v for k, v in (meta.get("annotations") or {}).items() if k in (ANNOTATION_TOPOLOGY, ANNOTATION_FREE_GPUS)
-    }
+    kept = (ANNOTATION_TOPOLOGY, ANNOTATION_FREE_GPUS, ANNOTATION_CLAIMS)
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k in kept}
     status = obj.get("status") or {}
     return {
         "metadata": {

@@ -13,12 +13,14 @@ its count. A slice or claim event rebuilds only the nodes whose devices or holde
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from extender.cluster.bound_pods import MALFORMED, Invalid, read_bound_pod
+from extender.cluster.claims import ANNOTATION_CLAIMS, CLAIM_TTL_S, Claim, Claims, claim_object, counted
 from extender.cluster.containment import contained_node_state
 from extender.cluster.dra_view import DraObjects, node_through_slices, pod_through_claims
 from extender.cluster.state import BoundPod, ClusterState, NodeState
@@ -47,16 +49,76 @@ class KubeModel:
         self.dra: dict[str, dict[str, Mapping[str, Any]]] = {what: {} for what in DRA_RESOURCES}
         # Bound pods that ask through claims, as sent: re-read when a claim or template they name changes.
         self.claim_pods: dict[str, Mapping[str, Any]] = {}
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
+        # Placements approved and not yet seen bound (``extender.cluster.claims``): this replica's own,
+        # and when each node's counted claims lapse; uids the watch has shown bound, when last seen so.
+        self.assumed = Claims()
+        self._lapse: dict[str, float] = {}
+        self._seen: dict[str, float] = {}
+
+    def _claimed(self, name: str, node: Mapping[str, Any], keep: bool) -> list[BoundPod]:
+        """The pods approved onto ``name`` that the watch has not shown bound: they hold what they ask."""
+        now = self.clock()
+        annotations = _meta(node).get("annotations")
+        text = annotations.get(ANNOTATION_CLAIMS) if isinstance(annotations, Mapping) else None
+        claims = counted(name, text, self.assumed.on(name), self._seen, now)
+        found = []
+        for claim in claims:
+            if claim.uid in self.pods:
+                continue
+            try:
+                reading = read_bound_pod(claim.pod).found
+            except Exception:  # a claim another replica wrote in a shape not foreseen: it holds nothing
+                continue
+            if reading is not None:
+                found.append(dataclasses.replace(reading[1], bound_at=claim.at))
+        if keep and claims:
+            self._lapse[name] = min(c.at for c in claims) + CLAIM_TTL_S
+        elif keep:
+            self._lapse.pop(name, None)
+        return found
+
+    def assume(self, pod: Mapping[str, Any], node: str) -> None:
+        """Count ``pod`` on ``node`` from now until the watch shows where it went (or the claim lapses)."""
+        uid = _uid(pod) or _pod_key(pod)
+        with self.lock:
+            self._seen.pop(uid, None)
+            old = self.assumed.put(Claim(uid, node, claim_object(pod, node), self.clock()))
+            self._rebuild({n for n in (node, old) if n in self.nodes})
+
+    def forget(self, pod: Mapping[str, Any]) -> None:
+        """``pod`` is being placed again: whatever this replica assumed of it no longer holds."""
+        uid = _uid(pod) or _pod_key(pod)
+        if self.assumed.get(uid) is None:
+            return
+        with self.lock:
+            old = self.assumed.drop(uid)
+            self._rebuild({old} if old in self.nodes else set())
+
+    def sweep(self) -> None:
+        """Rebuild the nodes whose counted claims have lapsed."""
+        now = self.clock()
+        if not self._lapse and not len(self.assumed):
+            return
+        with self.lock:
+            lapsed = {name for name, at in self._lapse.items() if at <= now} | self.assumed.expire(now)
+            for uid in [u for u, at in self._seen.items() if now - at > 2 * CLAIM_TTL_S]:
+                del self._seen[uid]
+            self._rebuild(lapsed & self.nodes.keys())
 
     def _node_state(self, name: str) -> NodeState:
-        pods = [p for node, p in self.pods.values() if node == name]
-        node: Mapping[str, Any] = self.nodes[name]
+        return self.node_state(name, self.nodes[name], keep=True)
+
+    def node_state(self, name: str, node: Mapping[str, Any], keep: bool = False) -> NodeState:
+        """``name`` as the Node object ``node`` and the pods bound or approved onto it make it; ``keep``:
+        this is the model's own state of it (its problems counted, its claims' lapse followed)."""
+        pods = [p for where, p in self.pods.values() if where == name] + self._claimed(name, node, keep)
         # A slice shape dra_view does not foresee: the node as the API server wrote it.
         with contextlib.suppress(Exception):
             node = node_through_slices(node, self.state.dra, self.clock())
         state, problems = contained_node_state(dict(node), pods, self.state.machines)
-        self.invalid.update("Node", name, problems)
+        if keep:
+            self.invalid.update("Node", name, problems)
         return state
 
     def _rebuild(self, names: Iterable[str]) -> None:
@@ -99,6 +161,10 @@ class KubeModel:
             if reading is not None and reading.found:
                 self.pods[uid] = reading.found
                 touched.add(reading.found[0])
+                self._seen[uid] = self.clock()  # where it went is known: no claim on it counts any more
+                assumed_on = self.assumed.drop(uid)
+                if assumed_on is not None:
+                    touched.add(assumed_on)
             self.invalid.update("Pod", key, reading.problems if reading else ())
             self._keep_claim_pod(uid, obj if reading is not None else None)
             self._rebuild(touched)

@@ -18,9 +18,20 @@ profile sets each of them:
 3. **Which nodes are scored.** ``percentageOfNodesToScore`` below 100 makes kube-scheduler stop after a share
    of feasible nodes (5 % in large clusters); 100 asks the advisor about all of them.
 
-And should the advisor be down (the extender is ``ignorable``), the profile packs rather than spreads: the
-spreading plugins are off (NodeResourcesBalancedAllocation; PodTopologySpread's system default constraints,
-while constraints a pod declares still hold) and NodeResourcesFit scores MostAllocated.
+4. **What happens while the advisor is away.** kube-scheduler counts no annotation share, no HAMi or Aliyun
+   per-GPU memory: while the advisor is down, restarting or not yet synced, only it could stop two pods
+   from being bound onto one GPU. So the printed entry is not ``ignorable``: kube-scheduler's filter call
+   fails, the pod stays Pending (its FailedScheduling event names the extender's error) and is retried
+   with backoff (``podMaxBackoffSeconds`` 5: placed within seconds once the advisor answers again).
+   And the advisor binds (``bindVerb``): each binding is re-checked against the node as every replica
+   has promised it, under the node's resourceVersion (``extender.sources.kube_binder``), so two replicas
+   answering in turn never hand out one GPU twice. With ``--managed-resources`` only whole GPUs, MIG and
+   AMD resources reach the advisor, which kube-scheduler counts itself: that entry stays ``ignorable``
+   and binds as kube-scheduler does, so those pods keep scheduling (by count alone) without it.
+
+Placing packs rather than spreads when kube-scheduler decides alone (a managed-resources profile with the
+advisor away): the spreading plugins are off (NodeResourcesBalancedAllocation; PodTopologySpread's system
+default constraints, while constraints a pod declares still hold) and NodeResourcesFit scores MostAllocated.
 
 ``manifests/scheduler/config.yaml`` and the Helm chart's ``files/scheduler-config.yaml`` are this command's
 output, ``files/scheduler-config-managed.yaml`` its output with ``--managed-resources`` (a test holds them
@@ -92,13 +103,15 @@ _TEMPLATE = """\
 #    the {most} that the enabled score plugins can add together, and the advisor gives exactly one node
 #    its top score, so kube-scheduler binds there.
 #  - {managed_note}
-#  - if the advisor is down (ignorable), the profile packs: NodeResourcesFit scores MostAllocated,
+#  - {outage_note}
+#  - when kube-scheduler places alone, the profile packs: NodeResourcesFit scores MostAllocated,
 #    NodeResourcesBalancedAllocation is off, and PodTopologySpread adds no system default spreading
 #    (constraints a pod declares still hold).
 # To add the advisor to an existing profile instead, copy its percentageOfNodesToScore, plugins and
 # pluginConfig there, and the extenders entry: then every pod of that profile is asked about.
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
+podMaxBackoffSeconds: 5  # a pod that waited for the advisor is retried within 5 s of its return
 leaderElection:
   leaderElect: true
   resourceNamespace: gpu-advisor
@@ -126,12 +139,24 @@ extenders:
   - urlPrefix: "{url}"
     filterVerb: filter
     prioritizeVerb: prioritize
-    weight: {weight}
+{bind_line}    weight: {weight}
     enableHTTPS: false
     nodeCacheCapable: true  # names in, names out: the advisor keeps its own model of every node
-    ignorable: true  # if the advisor is down, schedule as if it did not exist
+{ignorable_line}
     httpTimeout: 2s
 """
+_BIND = "    bindVerb: bind  # the advisor binds, after re-checking the room under the node's resourceVersion\n"
+_WAITS = "    ignorable: false  # if the advisor is away, its pods wait: only it counts GPU shares"
+_PROCEEDS = "    ignorable: true  # if the advisor is away, schedule by count alone: kube-scheduler counts these"
+_OUTAGE_WAITS = (
+    "while the advisor is away (down, restarting, not synced) its pods stay Pending and are retried:\n"
+    "#    kube-scheduler counts no GPU share, so binding them blind would over-commit GPUs. The advisor\n"
+    "#    binds (bindVerb), re-checking the room as every replica has promised it."
+)
+_OUTAGE_PROCEEDS = (
+    "while the advisor is away these pods keep scheduling (ignorable): kube-scheduler counts whole\n"
+    "#    GPUs, MIG and AMD resources itself, and places them by count alone until the advisor is back."
+)
 _EVERY_POD = (
     "no managedResources: every pod of the profile reaches the advisor, whatever convention it asks GPUs\n"
     "#    in (whole GPUs, MIG, AMD, DRA claims, Alibaba annotations, HAMi, Aliyun); pods wanting no GPU pass."
@@ -152,6 +177,9 @@ def scheduler_config(url: str = DEFAULT_URL, weight: int = DEFAULT_WEIGHT, manag
         most=most,
         disabled=disabled,
         managed_note=_LISTED if managed else _EVERY_POD,
+        outage_note=_OUTAGE_PROCEEDS if managed else _OUTAGE_WAITS,
+        bind_line="" if managed else _BIND,
+        ignorable_line=_PROCEEDS if managed else _WAITS,
     )
     if managed:
         text += "    managedResources:\n"

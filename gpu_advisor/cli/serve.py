@@ -41,6 +41,7 @@ def load_reach(paths: list[str], route_to: str | None) -> AdvisorReach | None:
 
 def _serve(args: argparse.Namespace) -> int:
     from extender.http.limits import Limits
+    from gpu_advisor.drain import DRAIN_S
     from gpu_advisor.serve import build_advisor, run
     from webhook.admission import AdmissionSettings
 
@@ -67,8 +68,19 @@ def _serve(args: argparse.Namespace) -> int:
     limits = Limits(
         header_timeout_s=args.header_timeout, body_timeout_s=args.body_timeout, dry_run_seconds=args.dry_run_seconds
     )
+    drain_s = args.drain_seconds if args.drain_seconds is not None else (DRAIN_S if args.cluster == "kube" else 0.0)
     return run(
-        advisor, background, args.host, args.port, args.tls_cert, args.tls_key, args.tls_port, admission, auth, limits
+        advisor,
+        background,
+        args.host,
+        args.port,
+        args.tls_cert,
+        args.tls_key,
+        args.tls_port,
+        admission,
+        auth,
+        limits,
+        drain_s=drain_s,
     )
 
 
@@ -79,6 +91,16 @@ def _seconds_arg(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
     if not 1 <= value <= 3600:
         raise argparse.ArgumentTypeError(f"{text} s: choose between 1 and 3600 seconds")
+    return value
+
+
+def _drain_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value <= 60:
+        raise argparse.ArgumentTypeError(f"{text} s: choose between 0 and 60 seconds")
     return value
 
 
@@ -201,6 +223,13 @@ def _telemetry_options(serve: argparse.ArgumentParser) -> None:
         default="namespace",
         metavar="namespace|label:KEY|workload",
         help="the tenants of the refreshed usage gauges (default namespace)",
+    )
+    serve.add_argument(
+        "--drain-seconds",
+        type=_drain_arg,
+        metavar="S",
+        help="on SIGTERM, keep answering this long while not ready, closing each connection after its answer,"
+        " so callers move to another replica (default 5 with --cluster kube, else 0)",
     )
     serve.add_argument(
         "--scrape-agents",

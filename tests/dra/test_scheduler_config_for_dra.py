@@ -24,8 +24,13 @@ def test_the_default_config_has_no_managed_resources_so_dra_only_pods_are_seen()
 def test_the_managed_config_adds_the_list_and_keeps_everything_else() -> None:
     plain, managed = _extender(scheduler_config()), _extender(scheduler_config(managed=True))
     assert [r["name"] for r in managed["managedResources"]] == list(managed_resources())  # type: ignore[attr-defined]
-    assert {k: v for k, v in managed.items() if k != "managedResources"} == plain
-    assert plain["ignorable"] is True  # a down advisor must not stop every pod of the profile
+    # The managed list is whole GPUs, MIG and AMD: kube-scheduler counts those itself, so without the
+    # advisor they keep scheduling (ignorable) and kube-scheduler binds them; every other field is the same.
+    differs = {"managedResources", "ignorable", "bindVerb"}
+    assert {k: v for k, v in managed.items() if k not in differs} == {k: v for k, v in plain.items() if k not in differs}
+    assert managed["ignorable"] is True and "bindVerb" not in managed
+    # Every pod reaches the default entry, shares kube-scheduler cannot count among them: they wait for it.
+    assert plain["ignorable"] is False and plain["bindVerb"] == "bind"
 
 
 def test_the_chart_lists_managed_resources_only_when_asked() -> None:

@@ -3,7 +3,9 @@
 
 It speaks what the real server speaks to the real ``kubernetes`` client: lists with a
 ``resourceVersion``, watches as chunked streams of JSON lines (``ADDED``/``MODIFIED``/``DELETED``/
-``BOOKMARK``), a 410 Gone ``ERROR`` event for an expired resourceVersion, and merge-patches on nodes.
+``BOOKMARK``), a 410 Gone ``ERROR`` event for an expired resourceVersion, merge-patches on nodes (refused
+with 409 Conflict when the patch names a resourceVersion that is not the node's, as the real server
+does), reads of one node or pod, and ``pods/<name>/binding`` (409 when the pod is bound already).
 Tests script trouble: drop the next watch connection mid-stream, or expire history.
 """
 
@@ -39,6 +41,8 @@ class FakeApiServer:
         self.watch_count = dict.fromkeys(self.objects, 0)
         self.documents: dict[str, dict[str, Any]] = {}  # any other object, by its API path
         self.list_count = dict.fromkeys(self.objects, 0)
+        self.bindings: list[tuple[str, str]] = []  # (namespace/name, node) in the order they were bound
+        self.conflicts = 0  # node patches refused for a stale resourceVersion
         self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -84,6 +88,24 @@ class FakeApiServer:
             self.events.append((self.rv, kind, "DELETED", obj))
             self.lock.notify_all()
 
+    def bind(self, key: str, binding: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """``POST pods/<name>/binding``: the pod's spec.nodeName set, as the API server's binding REST does."""
+        with self.lock:
+            found = self.objects["pods"].get(key)
+            target = (binding.get("target") or {}).get("name")
+            uid = (binding.get("metadata") or {}).get("uid")
+            if found is None:
+                return 404, _status(404, "NotFound", f'pods "{key}" not found')
+            if uid and uid != found["metadata"].get("uid"):
+                return 409, _status(409, "Conflict", f"Precondition failed: UID in precondition: {uid}")
+            if found.get("spec", {}).get("nodeName"):
+                return 409, _status(409, "Conflict", f"pod {key} is already assigned to node")
+            bound = copy.deepcopy(found)
+            bound.setdefault("spec", {})["nodeName"] = target
+            self.bindings.append((key, str(target)))
+        self.put("pods", bound)
+        return 201, {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201}
+
     def expire_history(self) -> None:
         """Compact: any watch from the current resourceVersion or older now gets 410 Gone."""
         with self.lock:
@@ -113,6 +135,10 @@ class FakeApiServer:
                 parsed = urllib.parse.urlparse(self.path)
                 query = dict(urllib.parse.parse_qsl(parsed.query))
                 fake.requests.append(("GET", self.path, dict(self.headers), b""))
+                one = self._one(parsed.path)
+                if one is not None:
+                    self._send_json(*one)
+                    return
                 kind = PATHS.get(parsed.path)
                 if kind is not None and kind not in ("nodes", "pods") and not fake.serve_dra:
                     kind = None
@@ -134,6 +160,21 @@ class FakeApiServer:
                     200,
                     {"kind": list_kind, "apiVersion": "v1", "metadata": {"resourceVersion": str(rv)}, "items": items},
                 )
+
+            def _one(self, path: str) -> tuple[int, dict[str, Any]] | None:
+                """GET /api/v1/nodes/<name> or /api/v1/namespaces/<ns>/pods/<name>; None for other paths."""
+                parts = path.strip("/").split("/")
+                if parts[:3] == ["api", "v1", "nodes"] and len(parts) == 4:
+                    kind, key = "nodes", parts[3]
+                elif parts[:3] == ["api", "v1", "namespaces"] and len(parts) == 6 and parts[4] == "pods":
+                    kind, key = "pods", f"{parts[3]}/{parts[5]}"
+                else:
+                    return None
+                with fake.lock:
+                    found = fake.objects[kind].get(key)
+                    if found is not None:
+                        return 200, copy.deepcopy(found)
+                return 404, _status(404, "NotFound", f'{kind} "{key}" not found')
 
             def _chunk(self, data: bytes) -> None:
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
@@ -188,8 +229,12 @@ class FakeApiServer:
                 return doc
 
             def do_POST(self) -> None:
-                """Create any other object (a Secret): stored under its collection path and name."""
+                """Bind a pod, or create any other object (a Secret): stored under its collection path and name."""
                 doc = self._body("POST")
+                parts = urllib.parse.urlparse(self.path).path.strip("/").split("/")
+                if len(parts) == 7 and parts[4] == "pods" and parts[6] == "binding":
+                    self._send_json(*fake.bind(f"{parts[3]}/{parts[5]}", doc))
+                    return
                 path = f"{urllib.parse.urlparse(self.path).path}/{doc['metadata']['name']}"
                 if path in fake.documents:
                     self._send_json(409, {"kind": "Status", "code": 409, "reason": "AlreadyExists", "message": path})
@@ -251,6 +296,11 @@ class FakeApiServer:
                     )
                     return
                 patch = json.loads(body)
+                wanted = (patch.get("metadata") or {}).get("resourceVersion")
+                if wanted is not None and wanted != node["metadata"].get("resourceVersion"):
+                    fake.conflicts += 1
+                    self._send_json(409, _status(409, "Conflict", f'Operation cannot be fulfilled on nodes "{name}"'))
+                    return
                 merged = copy.deepcopy(node)
                 for key, value in (patch.get("metadata", {}).get("annotations") or {}).items():
                     merged["metadata"].setdefault("annotations", {})[key] = value
@@ -258,6 +308,17 @@ class FakeApiServer:
                 self._send_json(200, merged)
 
         return Handler
+
+
+def _status(code: int, reason: str, message: str) -> dict[str, Any]:
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "code": code,
+        "reason": reason,
+        "message": message,
+    }
 
 
 def node(

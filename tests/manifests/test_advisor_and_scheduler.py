@@ -20,8 +20,10 @@ def test_the_scheduler_profile_calls_the_advisor_service_on_routes_that_exist(re
         == f"http://{service['metadata']['name']}.{service['metadata']['namespace']}.svc:{port}/scheduler"
     )
     assert extender["filterVerb"] == "filter" and extender["prioritizeVerb"] == "prioritize"
-    assert extender["nodeCacheCapable"] is True and extender["ignorable"] is True
-    assert "bindVerb" not in extender, "binding stays with kube-scheduler"
+    # Pods kube-scheduler cannot count (GPU shares) wait while the advisor is away, and the advisor binds,
+    # re-checking the room, on the same Service.
+    assert extender["nodeCacheCapable"] is True and extender["ignorable"] is False
+    assert extender["bindVerb"] == "bind"
     # Every pod of the profile reaches the advisor (no managedResources), every feasible node is scored.
     assert "managedResources" not in extender and config["profiles"][0]["percentageOfNodesToScore"] == 100
 
@@ -34,6 +36,8 @@ def test_the_advisor_runs_two_replicas_with_probes_and_a_disruption_budget(rende
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert "--cluster=kube" in container["args"]
     assert find(rendered, "PodDisruptionBudget", "gpu-advisor")["spec"]["minAvailable"] == 1
+    # A new replica is ready before an old one leaves.
+    assert deployment["spec"]["strategy"]["rollingUpdate"] == {"maxUnavailable": 0, "maxSurge": 1}
 
 
 def test_the_advisor_may_only_read_nodes_pods_and_dra_objects(rendered: list[dict[str, Any]]) -> None:
@@ -45,6 +49,12 @@ def test_the_advisor_may_only_read_nodes_pods_and_dra_objects(rendered: list[dic
             "resources": ["resourceslices", "resourceclaims", "resourceclaimtemplates"],
             "verbs": ["get", "list", "watch"],
         },
+    ]
+    # Writing: only what the bind verb needs (its claim on the Node, the Binding), nothing else.
+    binder = find(rendered, "ClusterRole", "gpu-advisor-binder")
+    assert binder["rules"] == [
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["patch"]},
+        {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]},
     ]
     publisher = find(rendered, "ClusterRole", "gpu-advisor-topology-publisher")
     assert publisher["rules"][0]["verbs"] == ["get", "patch"]
@@ -61,5 +71,7 @@ def test_the_auth_reader_binding_stays_in_kube_system(rendered: list[dict[str, A
 def test_the_routes_the_scheduler_and_probes_call_are_served(api) -> None:  # type: ignore[no-untyped-def]
     for verb in ("filter", "prioritize"):
         assert api.post(f"/scheduler/{verb}", json={"Pod": {}, "NodeNames": []}).status_code == 200
+    binding = {"PodName": "p", "PodNamespace": "ml", "PodUID": "u", "Node": "n"}
+    assert api.post("/scheduler/bind", json=binding).status_code == 200
     for path in ("/healthz", "/readyz", "/metrics"):
         assert api.get(path).status_code == 200

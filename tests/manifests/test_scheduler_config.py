@@ -44,7 +44,11 @@ def test_by_default_every_pod_of_the_profile_reaches_the_advisor_and_every_node_
     # HAMi and Aliyun resources, DRA claims included).
     assert "managedResources" not in extender
     assert profile["schedulerName"] == "gpu-advisor" and profile["percentageOfNodesToScore"] == 100
-    assert extender["ignorable"] is True and extender["nodeCacheCapable"] is True
+    assert extender["nodeCacheCapable"] is True
+    # kube-scheduler counts no annotation share: while the advisor is away its pods wait (not ignorable),
+    # are retried within podMaxBackoffSeconds of its return, and every binding passes its re-check.
+    assert extender["ignorable"] is False and extender["bindVerb"] == "bind"
+    assert config["podMaxBackoffSeconds"] == 5
 
 
 @pytest.mark.parametrize(

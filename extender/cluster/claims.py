@@ -1,0 +1,160 @@
+"""Placements the advisor has approved that the API server does not show yet: counted as taken.
+
+kube-scheduler binds asynchronously and keeps its own cache of pods it has assumed onto nodes; it counts
+no annotation share, no per-GPU memory, no HAMi core. Between the advisor's answer and the moment its
+watch shows the binding, the node still looks as it did, and a second pod could be approved onto the
+GPU the first one is about to take. So a placement the advisor chose counts as taken until the API
+server shows where the pod went, or a short time passes (as kube-scheduler's ``AssumePod`` /
+``ForgetPod``).
+
+Two kinds, one shape (:class:`Claim`):
+
+- **assumed here**: this replica's own picks (prioritize's top node, or the one node a filter passed:
+  kube-scheduler then skips prioritize), kept in this process;
+- **claimed on the node**: what any replica's bind verb wrote into the Node's ``gpu-advisor.io/claims``
+  annotation under the node's resourceVersion (an optimistic lock), so a second replica sees the first
+  one's bindings as soon as the Node does, and two binds on one node are serialised by the API server.
+
+Pure: the pod objects are kept trimmed to what :func:`extender.cluster.bound_pods.read_bound_pod` reads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ANNOTATION_CLAIMS",
+    "CLAIM_TTL_S",
+    "Binding",
+    "Claim",
+    "Claims",
+    "claim_object",
+    "counted",
+    "read_claims",
+    "write_claims",
+]
+
+ANNOTATION_CLAIMS = "gpu-advisor.io/claims"
+# Long enough for any binding to reach every replica's watch (milliseconds in a healthy cluster), short
+# enough that a pod deleted before its binding does not hold its GPU for long.
+CLAIM_TTL_S = 30.0
+_MAX_CLAIMS = 256  # per node: a node takes a few pods a second at most; past it the oldest go first
+_DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """kube-scheduler's ExtenderBindingArgs: which pod goes to which node."""
+
+    name: str
+    namespace: str
+    uid: str
+    node: str
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    uid: str
+    node: str
+    pod: Mapping[str, Any]  # trimmed Pod object (``claim_object``), spec.nodeName set to ``node``
+    at: float  # epoch seconds when the placement was approved
+
+    def live(self, now: float, ttl: float = CLAIM_TTL_S) -> bool:
+        return now - self.at < ttl
+
+
+def claim_object(pod: Mapping[str, Any], node: str) -> dict[str, Any]:
+    """What of a Pod decides the GPUs, CPU and memory it holds, placed on ``node``."""
+    meta = _mapping(pod.get("metadata"))
+    spec = _mapping(pod.get("spec"))
+    annotations = {str(k): v for k, v in _mapping(meta.get("annotations")).items() if k not in _DROPPED_ANNOTATIONS}
+    kept_meta = {k: meta[k] for k in ("name", "namespace", "uid") if k in meta}
+    kept_spec: dict[str, Any] = {k: spec[k] for k in ("priority", "overhead", "resourceClaims") if k in spec}
+    for part in ("containers", "initContainers"):
+        items = spec.get(part)
+        if isinstance(items, list):
+            kept_spec[part] = [
+                {k: c[k] for k in ("name", "resources", "restartPolicy") if k in c}
+                for c in items
+                if isinstance(c, Mapping)
+            ]
+    return {"metadata": {**kept_meta, "annotations": annotations}, "spec": {**kept_spec, "nodeName": node}}
+
+
+def read_claims(node: str, text: Any) -> list[Claim]:
+    """The claims a Node's annotation holds; an unreadable annotation or entry holds none (the next
+    bind on the node writes it afresh)."""
+    if not isinstance(text, str) or not text:
+        return []
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return []
+    entries = doc.get("claims") if isinstance(doc, Mapping) else None
+    found = []
+    for entry in entries if isinstance(entries, list) else ():
+        entry = _mapping(entry)
+        uid, at, pod = entry.get("uid"), entry.get("at"), entry.get("pod")
+        if isinstance(uid, str) and uid and isinstance(at, int | float) and isinstance(pod, Mapping):
+            found.append(Claim(uid, node, {**pod, "spec": {**_mapping(pod.get("spec")), "nodeName": node}}, float(at)))
+    return found
+
+
+def write_claims(claims: Iterable[Claim]) -> str:
+    """The annotation's text: the newest claims, oldest first."""
+    kept = sorted(claims, key=lambda c: c.at)[-_MAX_CLAIMS:]
+    entries = [{"uid": c.uid, "at": round(c.at, 3), "pod": dict(c.pod)} for c in kept]
+    return json.dumps({"version": 1, "claims": entries}, separators=(",", ":"))
+
+
+def counted(node: str, annotation: Any, assumed: Iterable[Claim], seen: Mapping[str, Any], now: float) -> list[Claim]:
+    """The claims that count on ``node`` now: the node's annotation and this replica's own, newest per
+    pod, live, and of pods the watch has not shown bound yet (``seen``: their uids)."""
+    newest: dict[str, Claim] = {}
+    for claim in (*read_claims(node, annotation), *assumed):
+        if claim.uid in seen or not claim.live(now):
+            continue
+        if claim.uid not in newest or newest[claim.uid].at < claim.at:
+            newest[claim.uid] = claim
+    return sorted(newest.values(), key=lambda c: c.at)
+
+
+class Claims:
+    """This replica's assumed placements, by pod uid (one node each: a pod placed again moves)."""
+
+    def __init__(self) -> None:
+        self._by_uid: dict[str, Claim] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_uid)
+
+    def get(self, uid: str) -> Claim | None:
+        return self._by_uid.get(uid)
+
+    def put(self, claim: Claim) -> str | None:
+        """Keep ``claim``; the node the pod was assumed on before, if any."""
+        old = self._by_uid.get(claim.uid)
+        self._by_uid[claim.uid] = claim
+        return old.node if old is not None else None
+
+    def drop(self, uid: str) -> str | None:
+        """Forget the pod's claim; the node it was on, if any."""
+        old = self._by_uid.pop(uid, None)
+        return old.node if old is not None else None
+
+    def on(self, node: str) -> list[Claim]:
+        return [c for c in self._by_uid.values() if c.node == node]
+
+    def expire(self, now: float, ttl: float = CLAIM_TTL_S) -> set[str]:
+        """Drop the claims older than ``ttl``; the nodes they were on."""
+        old = [c for c in self._by_uid.values() if not c.live(now, ttl)]
+        for claim in old:
+            del self._by_uid[claim.uid]
+        return {c.node for c in old}
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}

@@ -1,0 +1,169 @@
+"""kube-scheduler's ``bind`` verb: the advisor binds, and first makes sure nobody took the room.
+
+kube-scheduler counts no annotation share, no HAMi memory, no per-GPU anything, so its own cache cannot
+stop two pods from being bound onto one GPU's milli; only the advisor can. With ``bindVerb`` in the
+printed profile every binding of the profile's pods passes here, and a binding is written only after
+it has been re-checked against the freshest view there is, under a lock the API server keeps:
+
+1. The node as this replica's watch has it, plus every placement any replica has approved and the
+   watch does not show yet: this replica's own (``KubeModel.assumed``) and the claims on the Node's
+   ``gpu-advisor.io/claims`` annotation (``extender.cluster.claims``).
+2. Does the pod still fit there? If not, the binding is refused with the reason; kube-scheduler forgets
+   its assumption and places the pod again, from a view that now holds what took the room.
+3. Write this pod's claim onto the Node with a merge patch that carries the Node's resourceVersion:
+   a second binder (another replica) that read the Node before this write gets 409 Conflict, reads
+   it again, and sees this claim in step 1. That is the optimistic lock per node; the claim lives
+   30 s, long after the binding has reached every watch.
+4. ``POST pods/<name>/binding``, as kube-scheduler's DefaultBinder would.
+
+Cost: one PATCH and one POST per pod (a GET as well after a conflict, or when the pod was never seen).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from extender.cluster.claims import ANNOTATION_CLAIMS, Binding, Claim, claim_object, counted, write_claims
+from extender.cluster.state import NodeState
+from extender.sources.kube_model import KubeModel
+
+__all__ = ["KubeBinder"]
+
+log = logging.getLogger(__name__)
+
+# Why a pod may not go to a node it was placed on: None when it fits (the advisor's filter, no reserve).
+Check = Callable[[Mapping[str, Any], NodeState], str | None]
+_ATTEMPTS = 8  # conflicts in a row before giving up (each means another binder wrote the node first)
+_TIMEOUT_S = 5.0
+
+
+class KubeBinder:
+    def __init__(self, api: Any, model: KubeModel) -> None:
+        self.api = api  # kubernetes.client.CoreV1Api
+        self.model = model
+        self._locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
+
+    def bind(self, binding: Binding, check: Check) -> str:
+        """Bind the pod; "" when bound, else why not (kube-scheduler then places it again)."""
+        pod = self._pod(binding)
+        if isinstance(pod, str):
+            return pod
+        bound_to = (pod.get("spec") or {}).get("nodeName")
+        if bound_to:
+            return "" if bound_to == binding.node else f"pod {binding.namespace}/{binding.name} is bound to {bound_to}"
+        with self._locks[binding.node]:
+            why = self._claim(binding, pod, check)
+            if why:
+                return why
+            try:
+                self.api.create_namespaced_pod_binding(
+                    binding.name,
+                    binding.namespace,
+                    _binding_body(binding),
+                    _preload_content=False,
+                    _request_timeout=_TIMEOUT_S,
+                )
+            except ApiException as exc:
+                return f"binding {binding.namespace}/{binding.name} to {binding.node} failed: {exc.status} {exc.reason}"
+            except Exception as exc:  # the API server unreachable: kube-scheduler retries the pod
+                return f"binding {binding.namespace}/{binding.name} to {binding.node} failed: {exc}"
+        self.model.assume(pod, binding.node)
+        return ""
+
+    def _pod(self, binding: Binding) -> Mapping[str, Any] | str:
+        """The Pod object: as this replica assumed it, or from the API server."""
+        claim = self.model.assumed.get(binding.uid)
+        if claim is not None:
+            return {**claim.pod, "spec": {**claim.pod["spec"], "nodeName": ""}}
+        try:
+            resp = self.api.read_namespaced_pod(
+                binding.name, binding.namespace, _preload_content=False, _request_timeout=_TIMEOUT_S
+            )
+            pod: dict[str, Any] = json.loads(resp.data)
+        except ApiException as exc:
+            return f"reading pod {binding.namespace}/{binding.name} failed: {exc.status} {exc.reason}"
+        except Exception as exc:
+            return f"reading pod {binding.namespace}/{binding.name} failed: {exc}"
+        uid = (pod.get("metadata") or {}).get("uid")
+        if binding.uid and uid and uid != binding.uid:
+            return f"pod {binding.namespace}/{binding.name} is another pod now (uid {uid}, not {binding.uid})"
+        return pod
+
+    def _claim(self, binding: Binding, pod: Mapping[str, Any], check: Check) -> str:
+        """Write the pod's claim onto its node under the node's resourceVersion; why not, if it does not fit."""
+        node: Mapping[str, Any] | None = self.model.nodes.get(binding.node)
+        for _ in range(_ATTEMPTS):
+            if node is None:
+                read = self._read_node(binding.node)
+                if isinstance(read, str):
+                    return read
+                node = read
+            state, claims = self._state(binding, node)
+            if state is None:
+                return f"node {binding.node} is not in the advisor's model"
+            why = check(pod, state)
+            if why:
+                return f"node {binding.node} no longer has room for {binding.namespace}/{binding.name}: {why}"
+            mine = Claim(binding.uid, binding.node, claim_object(pod, binding.node), self.model.clock())
+            meta = node.get("metadata") or {}
+            patch = {
+                "metadata": {
+                    "resourceVersion": meta.get("resourceVersion"),
+                    "annotations": {ANNOTATION_CLAIMS: write_claims([*claims, mine])},
+                }
+            }
+            try:
+                resp = self.api.patch_node(
+                    binding.node,
+                    patch,
+                    _content_type="application/merge-patch+json",
+                    _preload_content=False,
+                    _request_timeout=_TIMEOUT_S,
+                )
+            except ApiException as exc:
+                if exc.status == 409:  # another binder wrote the node first: read it again, with its claim
+                    node = None
+                    continue
+                return f"claiming {binding.node} for {binding.name} failed: {exc.status} {exc.reason}"
+            except Exception as exc:
+                return f"claiming {binding.node} for {binding.name} failed: {exc}"
+            self.model.set_node("MODIFIED", json.loads(resp.data))  # our own view holds the claim at once
+            return ""
+        return f"node {binding.node}: {_ATTEMPTS} conflicting writes in a row; placed again"
+
+    def _read_node(self, name: str) -> dict[str, Any] | str:
+        try:
+            resp = self.api.read_node(name, _preload_content=False, _request_timeout=_TIMEOUT_S)
+        except ApiException as exc:
+            return f"reading node {name} failed: {exc.status} {exc.reason}"
+        except Exception as exc:
+            return f"reading node {name} failed: {exc}"
+        found: dict[str, Any] = json.loads(resp.data)
+        self.model.set_node("MODIFIED", found)
+        return self.model.nodes.get(name) or found
+
+    def _state(self, binding: Binding, node: Mapping[str, Any]) -> tuple[NodeState | None, list[Claim]]:
+        """The node with everything approved onto it but this pod; the annotation's live claims but this pod's."""
+        with self.model.lock:
+            self.model.forget({"metadata": {"uid": binding.uid}})
+            if binding.node not in self.model.nodes:
+                return None, []
+            annotations = (node.get("metadata") or {}).get("annotations") or {}
+            live = counted(binding.node, annotations.get(ANNOTATION_CLAIMS), (), {}, self.model.clock())
+            others = [c for c in live if c.uid != binding.uid]
+            return self.model.node_state(binding.node, node), others
+
+
+def _binding_body(binding: Binding) -> Any:
+    return client.V1Binding(
+        metadata=client.V1ObjectMeta(name=binding.name, namespace=binding.namespace, uid=binding.uid or None),
+        target=client.V1ObjectReference(api_version="v1", kind="Node", name=binding.node),
+    )
