@@ -88,12 +88,13 @@ def _run(args: argparse.Namespace) -> int:
     from gpu_advisor.replay_inputs import load_scheduler_profile, load_workset, trace_name
 
     profile = load_scheduler_profile(args.scheduler_config) if args.scheduler_config is not None else None
+    outage = _outage(args.outage, profile)
     if profile is not None and args.policy is None:
         policies: list[str] = []  # only kube-scheduler's runs, unless policies are named beside it
     else:
         policies = parse_policies(args.policy if args.policy is not None else ",".join(policy_names()))
     seeds = parse_seeds(args.seeds)
-    runs = (len(policies) + (profile is not None)) * len(seeds)
+    runs = (len(policies) + (profile is not None) + (outage is not None)) * len(seeds)
     jobs = _jobs(args.jobs, runs)
     _writable(args.json, "--json")
     _writable(args.plot, "--plot")
@@ -107,15 +108,29 @@ def _run(args: argparse.Namespace) -> int:
         limit = load_limit(args.limit)
         check_limit(limit, trace_name(args.pods), seeds, f"--limit: {args.limit}")
     workset = load_workset(args.nodes, args.pods, args.orders, args.kubeconfig)
-    sweep, kube = _sweep(workset, policies, seeds, jobs, runs, profile)
-    _report(args, sweep, profile, kube, limit, published)
+    sweep, kube = _sweep(workset, policies, seeds, jobs, runs, profile, outage)
+    _report(args, sweep, profile, kube, limit, published, outage)
     return 0
 
 
+def _outage(text: str | None, profile: Any) -> Any:
+    """``--outage``: parsed, and refused where it would change nothing."""
+    if text is None:
+        return None
+    if profile is None:
+        raise ReplayInputError("--outage: needs --scheduler-config (it models kube-scheduler without the advisor)")
+    if profile.extender is None:
+        raise ReplayInputError("--outage: the scheduler configuration has no extender, so no advisor to lose")
+    from extender.advice.replay.outage import parse_outage
+
+    return parse_outage(text)
+
+
 def _sweep(
-    workset: Any, policies: list[str], seeds: list[int], jobs: int, runs: int, profile: Any
+    workset: Any, policies: list[str], seeds: list[int], jobs: int, runs: int, profile: Any, outage: Any
 ) -> tuple[Any, dict[int, Any]]:
-    """The policies' runs, and kube-scheduler's for ``profile`` (if given) as one more column."""
+    """The policies' runs, and kube-scheduler's for ``profile`` (if given) as one more column (two with
+    an outage: with it, and without)."""
     from extender.advice.replay.progress import ProgressBar
     from extender.advice.replay.run import run_sweep
 
@@ -124,12 +139,14 @@ def _sweep(
     try:
         sweep = run_sweep(workset, policies, seeds, jobs, bar.update if bar else None)
         if profile is not None:
-            from extender.advice.replay.kube_run import KUBE_POLICY, run_kube
+            from extender.advice.replay.kube_run import KUBE_NO_OUTAGE, KUBE_POLICY, run_kube
             from extender.advice.replay.sweep import Sweep
 
-            kube = run_kube(workset, profile, seeds, jobs, bar.update if bar else None)
+            kube = run_kube(workset, profile, seeds, jobs, bar.update if bar else None, outage)
             both = dict(sweep.runs) | {(KUBE_POLICY, seed): run.curves for seed, run in kube.items()}
-            sweep = Sweep(sweep.trace, (*sweep.policies, KUBE_POLICY), sweep.seeds, both)
+            both |= {(KUBE_NO_OUTAGE, seed): run.plain.curves for seed, run in kube.items() if run.plain}
+            added = (KUBE_POLICY, KUBE_NO_OUTAGE) if outage is not None else (KUBE_POLICY,)
+            sweep = Sweep(sweep.trace, (*sweep.policies, *added), sweep.seeds, both)
     finally:
         if bar is not None:
             bar.close()
@@ -137,7 +154,7 @@ def _sweep(
 
 
 def _report(
-    args: argparse.Namespace, sweep: Any, profile: Any, kube: dict[int, Any], limit: Any, published: Any
+    args: argparse.Namespace, sweep: Any, profile: Any, kube: dict[int, Any], limit: Any, published: Any, outage: Any
 ) -> None:
     """The tables on stdout, then the --json and --plot files."""
     from extender.advice.replay.published import compare_published
@@ -148,7 +165,7 @@ def _report(
         from extender.advice.replay.kube_run import format_kube_counts
 
         print()
-        print(format_kube_counts(profile, kube))
+        print(format_kube_counts(profile, kube, outage))
     if limit is not None:
         from extender.advice.replay.limit import format_distances
 
@@ -158,7 +175,7 @@ def _report(
         print()
         print(compare_published(sweep, published))
     if args.json is not None:
-        args.json.write_text(json.dumps(_document(sweep, profile, kube, limit), indent=1) + "\n")
+        args.json.write_text(json.dumps(_document(sweep, profile, kube, limit, outage), indent=1) + "\n")
         print(f"wrote {args.json}", file=sys.stderr)
     if args.plot is not None:
         from extender.advice.replay.plot import write_plot
@@ -167,7 +184,7 @@ def _report(
         print(f"wrote {args.plot}", file=sys.stderr)
 
 
-def _document(sweep: Any, profile: Any, kube: dict[int, Any], limit: Any) -> dict[str, Any]:
+def _document(sweep: Any, profile: Any, kube: dict[int, Any], limit: Any, outage: Any) -> dict[str, Any]:
     """The --json document: the sweep, with the distance to a limit and kube-scheduler's counts if asked."""
     from extender.advice.replay.report_json import sweep_json
 
@@ -182,7 +199,7 @@ def _document(sweep: Any, profile: Any, kube: dict[int, Any], limit: Any) -> dic
     if profile is not None:
         from extender.advice.replay.kube_run import kube_counts_json
 
-        document["kube_scheduler"] = kube_counts_json(profile, kube)
+        document["kube_scheduler"] = kube_counts_json(profile, kube, outage)
     return document
 
 
@@ -230,5 +247,14 @@ def register(commands: Any) -> None:
         help="also replay through kube-scheduler's scoring for this KubeSchedulerConfiguration (column"
         " kube-scheduler; with no --policy, only that): kube-default = kube-scheduler's defaults without the"
         " advisor, printed / printed-managed = what `gpu-advisor scheduler-config` [--managed-resources] prints",
+    )
+    replay.add_argument(
+        "--outage",
+        metavar="START:LENGTH",
+        help="with --scheduler-config: the advisor is away while LENGTH pods arrive, after the first START"
+        " (pods of the arrival order, or percentages of them: 40%%:140). An extender that is not ignorable"
+        " fails those pods' cycles, so they wait and are scheduled once it is back; an ignorable one is"
+        " skipped and kube-scheduler binds them by its own plugins, blind to GPU shares (over-committed"
+        " pods and nodes are counted). Adds the column kube-scheduler (no outage): the same runs without it",
     )
     replay.set_defaults(handler=_cmd_replay)

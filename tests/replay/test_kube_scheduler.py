@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 import yaml
 
+from extender.advice.replay.kube_node import MIB, KubeNode, plugin_total
 from extender.advice.replay.kube_profile import KubeSchedulerProfile, kube_default_profile, parse_profile
-from extender.advice.replay.kube_scheduler import MIB, _KubeNode, kube_replay, plugin_total
+from extender.advice.replay.kube_scheduler import kube_replay
 from extender.advice.replay.openb import ReplayInputError
 from extender.advice.replay.specs import ArrivalOrder, NodeSpec, Pod, PodShape
 from gpu_advisor.cli.scheduler_config import scheduler_config
@@ -90,7 +91,7 @@ def test_not_a_scheduler_configuration() -> None:
 
 def test_the_plugins_total_is_each_score_times_its_weight() -> None:
     profile = KubeSchedulerProfile("p", 0, {"NodeResourcesFit": 2, "NodeResourcesBalancedAllocation": 3})
-    node = _KubeNode(cpu=4000, memory=16 * 1024 * MIB, cpu_requested=2000, memory_requested=0)
+    node = KubeNode(cpu=4000, memory=16 * 1024 * MIB, cpu_requested=2000, memory_requested=0)
     # pod 1000m, 4 GiB: requested cpu 3000/4000, memory 4/16
     # LeastAllocated: cpu (4000-3000)*100/4000 = 25, memory (16-4)*100/16 = 75 -> 50; × 2 = 100
     # Balanced: fractions 0.75, 0.25 -> std 0.25 -> 75; × 3 = 225
@@ -99,7 +100,7 @@ def test_the_plugins_total_is_each_score_times_its_weight() -> None:
 
 def test_a_pod_requesting_nothing_is_not_scored_by_balanced_allocation() -> None:
     profile = KubeSchedulerProfile("p", 0, {"NodeResourcesBalancedAllocation": 1})
-    assert plugin_total(profile, _KubeNode(cpu=4000, memory=1024 * MIB), 0, 0) == 0
+    assert plugin_total(profile, KubeNode(cpu=4000, memory=1024 * MIB), 0, 0) == 0
 
 
 def _nodes() -> list[NodeSpec]:

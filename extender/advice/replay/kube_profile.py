@@ -22,8 +22,10 @@ edge). The rules below are kube-scheduler v1.36's:
   each; NodeResourcesBalancedAllocation's ``resources`` default to cpu and memory.
 - ``percentageOfNodesToScore``: the profile's value wins over the top-level one (``schedule_one.go``
   ``numFeasibleNodesToFind``); 0 or absent means kube-scheduler's adaptive percentage.
-- One extender at most (the advisor): ``weight`` (default 1), ``filterVerb`` / ``prioritizeVerb``
-  (absent: that call is not made), ``managedResources`` (absent or empty: every pod is sent).
+- One extender at most (the advisor): ``weight`` (default 1), ``filterVerb`` / ``prioritizeVerb`` /
+  ``bindVerb`` (absent: that call is not made), ``managedResources`` (absent or empty: every pod is
+  sent), ``ignorable`` (default false: a failing filter or bind call fails the pod's cycle; true: it is
+  skipped, as if the extender did not exist — what an outage of the advisor leads to).
 """
 
 from __future__ import annotations
@@ -89,6 +91,8 @@ class ExtenderConfig:
     filters: bool
     prioritizes: bool
     managed_resources: frozenset[str]  # empty: every pod is sent
+    ignorable: bool = False  # kube-scheduler's default: a failing call fails the cycle
+    binds: bool = False  # bindVerb: the extender binds the pods it is interested in
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +123,8 @@ class KubeSchedulerProfile:
             ext = "no extender"
         else:
             managed = "all pods" if not self.extender.managed_resources else "pods asking managedResources"
-            ext = f"extender weight {self.extender.weight} ({managed})"
+            away = "ignorable" if self.extender.ignorable else "not ignorable"
+            ext = f"extender weight {self.extender.weight} ({managed}), {away}"
         return f"profile {self.name}: plugins {scored or 'none'}; nodes scored {sampling}; {ext}"
 
 
@@ -198,12 +203,18 @@ def _extender(document: Mapping[str, Any], problems: Problems) -> ExtenderConfig
             problems.add(f"extenders[0].managedResources[{i}]", "a managed resource needs a name")
         else:
             managed.add(name)
+    ignorable = entry.get("ignorable", False)
+    if not isinstance(ignorable, bool):
+        problems.add("extenders[0].ignorable", f"{ignorable!r} is not true or false")
+        ignorable = False
     return ExtenderConfig(
         url=str(entry.get("urlPrefix", "")),
         weight=whole(entry.get("weight"), "extenders[0].weight", problems, 1, None, 1),
         filters=bool(entry.get("filterVerb")),
         prioritizes=bool(entry.get("prioritizeVerb")),
         managed_resources=frozenset(managed),
+        ignorable=ignorable,
+        binds=bool(entry.get("bindVerb")),
     )
 
 

@@ -26,6 +26,20 @@ allocated. Otherwise the pod runs on GPUs that are already taken (over-committed
 memory are taken, no GPU milli is, and its GPU request is **not** counted as allocated (it adds to
 arrived demand only, like a dropped pod); the report counts such pods and the nodes holding them.
 A pod no sampled node takes is dropped (no queue, no retry), as in the plain replay.
+
+An outage (``outage.Outage``: a window of the arrival order) models the advisor away, as a crash or a
+rolling upgrade leaves it, for a pod that would reach the extender:
+
+- A failing filter call fails the cycle unless the extender is ``ignorable``; so does a failing bind
+  call (``bindVerb``). Such a pod is not bound: it waits (kube-scheduler's backoff) and is scheduled
+  with the advisor right after the window, in arrival order, before any later arrival. Its failed
+  cycle still moves the sampling's start index.
+- Otherwise (``ignorable``, or an extender that only prioritizes: kube-scheduler ignores a failing
+  prioritize call always) kube-scheduler binds it by its own plugins, blind to its GPU share, as for a
+  pod that does not reach the extender: over-commit is counted the same way.
+
+The advisor learns each pod when it is scheduled (a pod that waited, when the advisor is back); every
+pod bound after the window is one more event of the run's curves (arrived demand unchanged).
 """
 
 from __future__ import annotations
@@ -37,16 +51,9 @@ from dataclasses import dataclass, replace
 from extender.advice.replay.advisor_policy import AdvisorPolicy, replay_pod_object
 from extender.advice.replay.engine import RunResult
 from extender.advice.replay.fragmentation import FragModel
-from extender.advice.replay.kube_profile import BALANCED, FIT, KubeSchedulerProfile
-from extender.advice.replay.kube_scores import (
-    balanced_allocation,
-    extender_points,
-    is_interested,
-    least_allocated,
-    most_allocated,
-    num_feasible_nodes_to_find,
-    requested_to_capacity_ratio,
-)
+from extender.advice.replay.kube_node import MIB, KubeNode, plugin_total, requests
+from extender.advice.replay.kube_profile import KubeSchedulerProfile
+from extender.advice.replay.kube_scores import extender_points, is_interested, num_feasible_nodes_to_find
 from extender.advice.replay.nodes import NodeState, best_fit_gpu, fits, initial_state, place
 from extender.advice.replay.scorer import RunContext
 from extender.advice.replay.specs import MILLI, ArrivalOrder, NodeSpec, Pod, PodShape
@@ -54,10 +61,8 @@ from extender.advice.replay.workload import typical_pods
 from extender.scoring.ranking import on_the_wire
 from extender.scoring.verdict import Verdict
 
-__all__ = ["MIB", "NODE_POD_LIMIT", "KubeRunResult", "kube_replay"]
+__all__ = ["KubeRunResult", "kube_replay"]
 
-MIB = 1024 * 1024
-NODE_POD_LIMIT = 1000  # the ``pods`` capacity ``replay_node_object`` gives every node
 _MEMO_LIMIT = 400_000
 
 
@@ -66,72 +71,14 @@ class KubeRunResult:
     """One run, and what kube-scheduler did that the advisor did not choose."""
 
     run: RunResult
-    without_advisor: int  # GPU pods placed without the extender being asked
+    without_advisor: int  # GPU pods placed without the extender being asked (or while it was away)
     overcommitted_pods: int  # of those, pods whose node had not the GPUs they ask free
     overcommitted_nodes: int  # nodes holding at least one over-committed pod
     sampled: int  # feasible nodes kube-scheduler stops at (numFeasibleNodesToFind)
     off_best: int = 0  # GPU pods the advisor was asked about, bound where its wire score was not the top
-
-
-@dataclass(slots=True)
-class _KubeNode:
-    """A node as kube-scheduler's cache holds it: allocatable and what its pods request."""
-
-    cpu: int  # allocatable milli-CPU
-    memory: int  # allocatable bytes
-    cpu_requested: int = 0
-    memory_requested: int = 0
-    pods: int = 0
-
-    def admits(self, cpu: int, memory: int) -> bool:
-        """NodeResourcesFit's filter on cpu and memory, and the pod count."""
-        return (
-            self.pods + 1 <= NODE_POD_LIMIT
-            and self.cpu_requested + cpu <= self.cpu
-            and self.memory_requested + memory <= self.memory
-        )
-
-
-def _requests(shape: PodShape) -> tuple[int, int]:
-    # Replay pods state both requests (``replay_pod_object``), so kube-scheduler's non-zero defaults
-    # for unstated requests (``kube_scores.nonzero_request``) never apply: requested == non-zero requested.
-    return shape.cpu_milli, shape.memory_mib * MIB
-
-
-def plugin_total(profile: KubeSchedulerProfile, node: _KubeNode, cpu: int, memory: int) -> int:
-    """Σ weight × score over NodeResourcesFit and NodeResourcesBalancedAllocation for this pod."""
-    total = 0
-    fit_weight = profile.weight(FIT)
-    if fit_weight:
-        fit = profile.fit
-        requested = [_requested(node, r.name, cpu, memory) for r in fit.resources]
-        allocatable = [_allocatable(node, r.name) for r in fit.resources]
-        weights = [r.weight for r in fit.resources]
-        if fit.strategy == "LeastAllocated":
-            score = least_allocated(requested, allocatable, weights)
-        elif fit.strategy == "MostAllocated":
-            score = most_allocated(requested, allocatable, weights)
-        else:
-            score = requested_to_capacity_ratio(requested, allocatable, weights, fit.shape)
-        total += fit_weight * score
-    balanced_weight = profile.weight(BALANCED)
-    if balanced_weight and (cpu or memory):  # a pod requesting nothing is skipped (best effort)
-        names = [r.name for r in profile.balanced_resources]
-        requested = [_requested(node, n, cpu, memory) for n in names]
-        total += balanced_weight * balanced_allocation(requested, [_allocatable(node, n) for n in names])
-    return total
-
-
-def _requested(node: _KubeNode, resource: str, cpu: int, memory: int) -> int:
-    if resource == "cpu":
-        return node.cpu_requested + cpu
-    if resource == "memory":
-        return node.memory_requested + memory
-    return 0  # replay pods request no other resource: left out of the score (allocatable 0 below)
-
-
-def _allocatable(node: _KubeNode, resource: str) -> int:
-    return node.cpu if resource == "cpu" else node.memory if resource == "memory" else 0
+    waited: int = 0  # pods that waited for the advisor through an outage
+    blind: int = 0  # pods bound during an outage that the advisor would have been asked about
+    blind_gpu: int = 0  # of those, pods asking GPUs
 
 
 class _Advisor:
@@ -169,24 +116,40 @@ def kube_replay(
     *,
     original_pods: Sequence[Pod],
     name: str = "kube-scheduler",
+    outage: range = range(0),
 ) -> KubeRunResult:
-    """Replay ``order`` on an empty cluster through kube-scheduler's cycle for ``profile``."""
+    """Replay ``order`` on an empty cluster through kube-scheduler's cycle for ``profile``; the pods at
+    the indexes of ``outage`` arrive while the advisor is away."""
     cycle = _Cycle(nodes, order.seed, profile, original_pods)
-    arrived_log: list[int] = []
-    used_log: list[int] = []
-    placements: list[int] = []
-    arrived = 0
-    for pod in order.pods:
-        cycle.advisor.observe(pod)
-        placements.append(cycle.schedule(pod))
-        arrived += pod.shape.gpu_request
-        arrived_log.append(arrived)
-        used_log.append(cycle.used)
+    placements = [-1] * len(order.pods)
+    waiting: list[int] = []
+    for index, pod in enumerate(order.pods):
+        if index == outage.stop:
+            cycle.back(waiting, order.pods, placements)
+        cycle.arrived += pod.shape.gpu_request
+        if index in outage:
+            placed = cycle.away(pod)
+            if placed is None:
+                waiting.append(index)
+            else:
+                placements[index] = placed
+        else:
+            placements[index] = cycle.schedule(pod)
+        cycle.log()
+    cycle.back(waiting, order.pods, placements)  # a window that ends with the last arrival
     capacity = sum(spec.gpu_count for spec in nodes) * MILLI
-    logs = (tuple(arrived_log), tuple(used_log), tuple(cycle.frag_log), tuple(placements))
+    logs = (tuple(cycle.arrived_log), tuple(cycle.used_log), tuple(cycle.frag_log), tuple(placements))
     run = RunResult(name, order.seed, capacity, *logs)
     return KubeRunResult(
-        run, cycle.without, cycle.overcommitted, len(cycle.overcommitted_on), cycle.wanted, cycle.off_best
+        run,
+        cycle.without,
+        cycle.overcommitted,
+        len(cycle.overcommitted_on),
+        cycle.wanted,
+        cycle.off_best,
+        cycle.waited,
+        cycle.blind,
+        cycle.blind_gpu,
     )
 
 
@@ -202,7 +165,7 @@ class _Cycle:
         self.profile = profile
         self.states = [initial_state(spec) for spec in nodes]
         self.advisor.policy.fleet(self.states)  # the reserve's totals, as the extender's ledger keeps them
-        self.kube = [_KubeNode(spec.cpu_milli, spec.memory_mib * MIB) for spec in nodes]
+        self.kube = [KubeNode(spec.cpu_milli, spec.memory_mib * MIB) for spec in nodes]
         self.names = [spec.name for spec in nodes]
         count = len(nodes)
         self.wanted = (
@@ -213,18 +176,33 @@ class _Cycle:
         self.frag_model = FragModel(typical_pods(p.shape for p in original_pods))
         self.frag_per_node = [self.frag_model.node(s) for s in self.states]
         self.frag = sum(self.frag_per_node)
+        self.arrived_log: list[int] = []
+        self.used_log: list[int] = []
         self.frag_log: list[float] = []
-        self.used = self.without = self.overcommitted = self.off_best = 0
+        self.arrived = self.used = self.without = self.overcommitted = self.off_best = 0
+        self.waited = self.blind = self.blind_gpu = 0
         self.overcommitted_on: set[int] = set()
 
-    def schedule(self, pod: Pod) -> int:
-        """The node kube-scheduler binds the pod to (-1: none feasible), with its books kept."""
-        shape = pod.shape
-        cpu, memory = _requests(shape)
+    def log(self) -> None:
+        """One event of the run's curves: arrived and used milli-GPU, and the cluster's F, now."""
+        self.arrived_log.append(self.arrived)
+        self.used_log.append(self.used)
+        self.frag_log.append(self.frag)
+
+    def _reaches(self, shape: PodShape) -> bool:
         extender = self.profile.extender
-        reaches = extender is not None and self.interest.setdefault(
+        return extender is not None and self.interest.setdefault(
             shape, is_interested(extender.managed_resources, replay_pod_object(shape))
         )
+
+    def schedule(self, pod: Pod) -> int:
+        """The node kube-scheduler binds the pod to with the advisor up (-1: none feasible), with its
+        books kept."""
+        self.advisor.observe(pod)
+        shape = pod.shape
+        cpu, memory = requests(shape)
+        extender = self.profile.extender
+        reaches = self._reaches(shape)
         feasible = self._sample(cpu, memory)
         if reaches and extender is not None and extender.filters:
             holds = self.advisor.policy.holds
@@ -232,11 +210,35 @@ class _Cycle:
         chosen = feasible[0] if len(feasible) == 1 else self._pick(feasible, pod, cpu, memory, reaches)
         if chosen >= 0:
             self._bind(chosen, shape, cpu, memory, reaches)
-            self.advisor.policy.moved(chosen, self.states[chosen])
         elif reaches and shape.gpu_request > 0:
             self.advisor.policy.waiting(shape)
-        self.frag_log.append(self.frag)
         return chosen
+
+    def away(self, pod: Pod) -> int | None:
+        """The pod's turn while the advisor is away: None when it waits for the advisor, else the node
+        kube-scheduler binds it to (-1: none feasible)."""
+        shape, extender = pod.shape, self.profile.extender
+        if extender is None or not self._reaches(shape):
+            return self.schedule(pod)  # kube-scheduler would not have asked the advisor anyway
+        cpu, memory = requests(shape)
+        feasible = self._sample(cpu, memory)  # the cycle runs (and moves the start index) either way
+        if not extender.ignorable and (extender.filters or extender.binds):
+            self.waited += 1
+            return None
+        self.advisor.observe(pod)  # learned from the running pods once the advisor is back
+        chosen = feasible[0] if len(feasible) == 1 else self._pick(feasible, pod, cpu, memory, False)
+        if chosen >= 0:
+            self._bind(chosen, shape, cpu, memory, False)
+            self.blind += 1
+            self.blind_gpu += shape.gpu_request > 0
+        return chosen
+
+    def back(self, waiting: list[int], pods: Sequence[Pod], placements: list[int]) -> None:
+        """The advisor is back: the pods that waited for it are scheduled, in arrival order."""
+        for index in waiting:
+            placements[index] = self.schedule(pods[index])
+            self.log()
+        waiting.clear()
 
     def _sample(self, cpu: int, memory: int) -> list[int]:
         """Nodes kube-scheduler's own filter admits, from the rotating start, until it has found enough."""
@@ -268,10 +270,8 @@ class _Cycle:
         return chosen
 
     def _bind(self, chosen: int, shape: PodShape, cpu: int, memory: int, reaches: bool) -> None:
-        state, kube = self.states[chosen], self.kube[chosen]
-        kube.cpu_requested += cpu
-        kube.memory_requested += memory
-        kube.pods += 1
+        state = self.states[chosen]
+        self.kube[chosen].take(cpu, memory)
         if shape.gpu_request > 0 and not reaches:
             self.without += 1
         if shape.gpu_request <= 0 or fits(state, shape):
@@ -289,3 +289,4 @@ class _Cycle:
         value = self.frag_model.node(self.states[chosen])
         self.frag += value - self.frag_per_node[chosen]
         self.frag_per_node[chosen] = value
+        self.advisor.policy.moved(chosen, self.states[chosen])
