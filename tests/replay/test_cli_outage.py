@@ -119,3 +119,16 @@ def test_the_real_checks_sample_through_an_outage_after_40_percent(
     else:
         assert outage["pods_waited_for_advisor"] == 140 and seed["overcommitted_nodes"] == 0
         assert abs(outage["unallocated_at_100"] - outage["without_outage"]["unallocated_at_100"]) <= 0.5
+
+
+def test_the_printed_profile_as_shipped_keeps_the_advisors_pods_waiting(traces: Path, tmp_path: Path) -> None:
+    """``printed`` is the profile ``gpu-advisor scheduler-config`` prints, unedited: not ignorable, so an
+    outage leaves nothing over-committed and strands what the run without it strands."""
+    sample = _sample(traces)
+    out_json = tmp_path / "out.json"
+    args = ["replay", "--pods", str(sample / "pods.yaml"), "--nodes", str(sample / "nodes.json")]
+    args += ["--orders", str(sample / "orders"), "--seeds", "42", "--jobs", "1", "--json", str(out_json)]
+    assert main([*args, "--scheduler-config", "printed", "--outage", "40%:140"]) == 0
+    seed = json.loads(out_json.read_text())["kube_scheduler"]["seeds"]["42"]
+    assert seed["outage"]["pods_waited_for_advisor"] == 140 and seed["overcommitted_nodes"] == 0
+    assert seed["outage"]["unallocated_at_100"] == seed["outage"]["without_outage"]["unallocated_at_100"]
