@@ -25,12 +25,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from extender.cluster.shares import ALIBABA_INDEX, GpuShares, request_milli, take_gpus
+from extender.model.pods import PodRequest
+
 __all__ = [
     "ANNOTATION_CLAIMS",
     "CLAIM_TTL_S",
     "Binding",
     "Claim",
     "Claims",
+    "assignment",
     "claim_object",
     "counted",
     "read_claims",
@@ -154,6 +158,24 @@ class Claims:
         for claim in old:
             del self._by_uid[claim.uid]
         return {c.node for c in old}
+
+
+def assignment(pod: Mapping[str, Any], request: PodRequest, shares: GpuShares | None) -> dict[str, str]:
+    """The annotation that records which GPUs a share in the Alibaba convention is bound to: best fit, as
+    the convention's own scheduler assigns them, on the node as it is promised now. Recorded on the pod
+    before its binding, it fixes the GPU for every reader (the device plugin, every replica's model) and
+    no longer depends on the order in which bindings happen to be read back. Empty for anything else
+    (whole GPUs are handed out by their device plugin)."""
+    share = request.share
+    if share is None or share.convention != "alibaba" or shares is None:
+        return {}
+    if ALIBABA_INDEX in _mapping(_mapping(pod.get("metadata")).get("annotations")):
+        return {}  # recorded already (by whoever bound it before, or by hand)
+    memory = shares.memory_mib[0] if shares.memory_mib else None
+    gpus = take_gpus(shares.free, request_milli(share, memory), request.gpus)
+    if len(gpus) < request.gpus:
+        return {}
+    return {ALIBABA_INDEX: "-".join(str(g) for g in gpus)}
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

@@ -31,8 +31,18 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from extender.cluster.claims import ANNOTATION_CLAIMS, Binding, Claim, claim_object, counted, write_claims
+from extender.cluster.claims import (
+    ANNOTATION_CLAIMS,
+    Binding,
+    Claim,
+    assignment,
+    claim_object,
+    counted,
+    write_claims,
+)
+from extender.cluster.dra_view import pod_through_claims
 from extender.cluster.state import NodeState
+from extender.model.pods import PodSpecError, pod_request
 from extender.sources.kube_model import KubeModel
 
 __all__ = ["KubeBinder"]
@@ -60,7 +70,7 @@ class KubeBinder:
         if bound_to:
             return "" if bound_to == binding.node else f"pod {binding.namespace}/{binding.name} is bound to {bound_to}"
         with self._locks[binding.node]:
-            why = self._claim(binding, pod, check)
+            why, pod = self._claim(binding, pod, check)
             if why:
                 return why
             try:
@@ -97,22 +107,25 @@ class KubeBinder:
             return f"pod {binding.namespace}/{binding.name} is another pod now (uid {uid}, not {binding.uid})"
         return pod
 
-    def _claim(self, binding: Binding, pod: Mapping[str, Any], check: Check) -> str:
-        """Write the pod's claim onto its node under the node's resourceVersion; why not, if it does not fit."""
+    def _claim(self, binding: Binding, pod: Mapping[str, Any], check: Check) -> tuple[str, Mapping[str, Any]]:
+        """Write the pod's claim onto its node under the node's resourceVersion, and the GPUs it is given onto
+        the pod; (why not, if it does not fit or a write failed; the pod as bound)."""
         node: Mapping[str, Any] | None = self.model.nodes.get(binding.node)
         for _ in range(_ATTEMPTS):
             if node is None:
                 read = self._read_node(binding.node)
                 if isinstance(read, str):
-                    return read
+                    return (read, pod)
                 node = read
             state, claims = self._state(binding, node)
             if state is None:
-                return f"node {binding.node} is not in the advisor's model"
+                return (f"node {binding.node} is not in the advisor's model", pod)
             why = check(pod, state)
             if why:
-                return f"node {binding.node} no longer has room for {binding.namespace}/{binding.name}: {why}"
-            mine = Claim(binding.uid, binding.node, claim_object(pod, binding.node), self.model.clock())
+                return (f"node {binding.node} no longer has room for {binding.namespace}/{binding.name}: {why}", pod)
+            notes = self._notes(pod, state)
+            given = _annotated(pod, notes)
+            mine = Claim(binding.uid, binding.node, claim_object(given, binding.node), self.model.clock())
             meta = node.get("metadata") or {}
             patch = {
                 "metadata": {
@@ -132,12 +145,39 @@ class KubeBinder:
                 if exc.status == 409:  # another binder wrote the node first: read it again, with its claim
                     node = None
                     continue
-                return f"claiming {binding.node} for {binding.name} failed: {exc.status} {exc.reason}"
+                return (f"claiming {binding.node} for {binding.name} failed: {exc.status} {exc.reason}", pod)
             except Exception as exc:
-                return f"claiming {binding.node} for {binding.name} failed: {exc}"
+                return (f"claiming {binding.node} for {binding.name} failed: {exc}", pod)
             self.model.set_node("MODIFIED", json.loads(resp.data))  # our own view holds the claim at once
+            return self._record(binding, notes), given
+        return (f"node {binding.node}: {_ATTEMPTS} conflicting writes in a row; placed again", pod)
+
+    def _notes(self, pod: Mapping[str, Any], state: NodeState) -> dict[str, str]:
+        try:
+            request = pod_request(pod_through_claims(pod, self.model.state.dra))
+        except PodSpecError:
+            return {}
+        return assignment(pod, request, state.shares)
+
+    def _record(self, binding: Binding, notes: Mapping[str, str]) -> str:
+        """Write the GPUs the pod was given onto it before it is bound (its convention's device plugin
+        and every replica read them there)."""
+        if not notes:
             return ""
-        return f"node {binding.node}: {_ATTEMPTS} conflicting writes in a row; placed again"
+        try:
+            self.api.patch_namespaced_pod(
+                binding.name,
+                binding.namespace,
+                {"metadata": {"annotations": dict(notes)}},
+                _content_type="application/merge-patch+json",
+                _preload_content=False,
+                _request_timeout=_TIMEOUT_S,
+            )
+        except ApiException as exc:
+            return f"recording the GPUs of {binding.name} failed: {exc.status} {exc.reason}"
+        except Exception as exc:
+            return f"recording the GPUs of {binding.name} failed: {exc}"
+        return ""
 
     def _read_node(self, name: str) -> dict[str, Any] | str:
         try:
@@ -160,6 +200,14 @@ class KubeBinder:
             live = counted(binding.node, annotations.get(ANNOTATION_CLAIMS), (), {}, self.model.clock())
             others = [c for c in live if c.uid != binding.uid]
             return self.model.node_state(binding.node, node), others
+
+
+def _annotated(pod: Mapping[str, Any], notes: Mapping[str, str]) -> Mapping[str, Any]:
+    if not notes:
+        return pod
+    meta = dict(pod.get("metadata") or {})
+    meta["annotations"] = {**(meta.get("annotations") or {}), **notes}
+    return {**pod, "metadata": meta}
 
 
 def _binding_body(binding: Binding) -> Any:

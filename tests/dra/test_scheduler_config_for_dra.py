@@ -27,7 +27,8 @@ def test_the_managed_config_adds_the_list_and_keeps_everything_else() -> None:
     # The managed list is whole GPUs, MIG and AMD: kube-scheduler counts those itself, so without the
     # advisor they keep scheduling (ignorable) and kube-scheduler binds them; every other field is the same.
     differs = {"managedResources", "ignorable", "bindVerb"}
-    assert {k: v for k, v in managed.items() if k not in differs} == {k: v for k, v in plain.items() if k not in differs}
+    same = {k: v for k, v in plain.items() if k not in differs}
+    assert {k: v for k, v in managed.items() if k not in differs} == same
     assert managed["ignorable"] is True and "bindVerb" not in managed
     # Every pod reaches the default entry, shares kube-scheduler cannot count among them: they wait for it.
     assert plain["ignorable"] is False and plain["bindVerb"] == "bind"

@@ -19,6 +19,11 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fakes.kube_objects import node, pod
+from tests.fakes.kube_objects import status as _status
+
+__all__ = ["FakeApiServer", "node", "pod"]
+
 _DRA = "/apis/resource.k8s.io/v1/"
 PATHS = {
     "/api/v1/nodes": "nodes",
@@ -87,6 +92,23 @@ class FakeApiServer:
             obj["metadata"]["resourceVersion"] = str(self.rv)
             self.events.append((self.rv, kind, "DELETED", obj))
             self.lock.notify_all()
+
+    def merge_patch(self, kind: str, key: str, patch: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """A merge patch of an object's annotations; 409 when the patch names a resourceVersion that is not
+        the object's (the optimistic lock the real server keeps)."""
+        with self.lock:
+            found = self.objects[kind].get(key)
+            if found is None:
+                return 404, _status(404, "NotFound", f'{kind} "{key}" not found')
+            wanted = (patch.get("metadata") or {}).get("resourceVersion")
+            if wanted is not None and wanted != found["metadata"].get("resourceVersion"):
+                self.conflicts += 1
+                return 409, _status(409, "Conflict", f'Operation cannot be fulfilled on {kind} "{key}"')
+            merged = copy.deepcopy(found)
+        for name, value in ((patch.get("metadata") or {}).get("annotations") or {}).items():
+            merged["metadata"].setdefault("annotations", {})[name] = value
+        self.put(kind, merged)
+        return 200, self.objects[kind][key]
 
     def bind(self, key: str, binding: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """``POST pods/<name>/binding``: the pod's spec.nodeName set, as the API server's binding REST does."""
@@ -279,75 +301,10 @@ class FakeApiServer:
                         target[last] = op["value"]
                     self._send_json(200, doc)
                     return
-                name = self.path.rsplit("/", 1)[-1].split("?")[0]
-                with fake.lock:
-                    node = fake.objects["nodes"].get(name)
-                if node is None:
-                    self._send_json(
-                        404,
-                        {
-                            "kind": "Status",
-                            "apiVersion": "v1",
-                            "status": "Failure",
-                            "code": 404,
-                            "reason": "NotFound",
-                            "message": f'nodes "{name}" not found',
-                        },
-                    )
-                    return
-                patch = json.loads(body)
-                wanted = (patch.get("metadata") or {}).get("resourceVersion")
-                if wanted is not None and wanted != node["metadata"].get("resourceVersion"):
-                    fake.conflicts += 1
-                    self._send_json(409, _status(409, "Conflict", f'Operation cannot be fulfilled on nodes "{name}"'))
-                    return
-                merged = copy.deepcopy(node)
-                for key, value in (patch.get("metadata", {}).get("annotations") or {}).items():
-                    merged["metadata"].setdefault("annotations", {})[key] = value
-                fake.put("nodes", merged)
-                self._send_json(200, merged)
+                parts = path.strip("/").split("/")
+                if len(parts) == 6 and parts[4] == "pods":
+                    self._send_json(*fake.merge_patch("pods", f"{parts[3]}/{parts[5]}", json.loads(body)))
+                else:
+                    self._send_json(*fake.merge_patch("nodes", parts[-1], json.loads(body)))
 
         return Handler
-
-
-def _status(code: int, reason: str, message: str) -> dict[str, Any]:
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "status": "Failure",
-        "code": code,
-        "reason": reason,
-        "message": message,
-    }
-
-
-def node(
-    name: str, gpus: int = 8, labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None
-) -> dict[str, Any]:
-    return {
-        "kind": "Node",
-        "apiVersion": "v1",
-        "metadata": {"name": name, "labels": labels or {}, "annotations": annotations or {}},
-        "status": {
-            "allocatable": {"nvidia.com/gpu": str(gpus), "cpu": "32"},
-            "capacity": {"nvidia.com/gpu": str(gpus), "cpu": "32"},
-        },
-    }
-
-
-def pod(
-    name: str, node_name: str, gpus: int, bound_at: str = "2026-12-02T10:00:00Z", phase: str = "Running"
-) -> dict[str, Any]:
-    return {
-        "kind": "Pod",
-        "apiVersion": "v1",
-        "metadata": {"name": name, "namespace": "ml"},
-        "spec": {
-            "nodeName": node_name,
-            "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}],
-        },
-        "status": {
-            "phase": phase,
-            "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": bound_at}],
-        },
-    }

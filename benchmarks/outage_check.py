@@ -1,0 +1,323 @@
+"""The outage check, modelled: kube-scheduler's calls against real ``gpu-advisor serve --cluster kube``
+replicas over an HTTP-level fake API server, while replicas are killed, restarted or rolled.
+
+What a real cluster check does with one openb sample (a folder with ``nodes.json`` and ``pods.yaml`` in
+the Alibaba GPU-share convention, as the trace folder's ``realk8s-seed42``): every pod is created at once
+and scheduled the way kube-scheduler v1.36 runs the printed profile (``gpu-advisor scheduler-config``):
+
+- one scheduling cycle at a time: filter with every node name; one node passed: it is the pick
+  (prioritize is skipped); several: prioritize, and the top score wins; a failing filter call (the
+  advisor away: the entry is not ignorable) or no node passing fails the attempt, and the pod goes to
+  backoff (1, 2, 4 … s, at most ``podMaxBackoffSeconds`` 5);
+- binding runs asynchronously, several at once, through the bind verb; a refused binding sends the pod
+  back to backoff;
+- calls go through a Service: round robin over the replicas that are up and ready (as kube-proxy routes
+  to ready endpoints), so consecutive calls of one pod may reach different replicas.
+
+Then, after ``--outage-at`` of the pods are bound: ``kill`` SIGKILLs one replica and starts it again
+``--down`` seconds later; ``kill-all`` does that to every replica (the single-advisor check); ``roll``
+restarts the replicas one after the other as a rolling upgrade does (SIGTERM, drain, a new one, ready).
+
+Printed: pods bound, nodes over-committed (a node whose bound pods, packed best-fit in bind order onto
+its GPUs of 1000 milli, leave a pod with no GPU that holds it), pods bound while no replica was up, the
+longest wait from the advisor's return to a pod's binding, failed calls, and unallocated GPU % — with
+the same run without the outage beside it.
+
+    python -m benchmarks.outage_check TRACES/realk8s-seed42 --replicas 2 --mode kill
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from benchmarks.hostile import free_port, get
+from benchmarks.outage_model import Counted, overcommitted_nodes, unallocated_percent
+from tests.fakes.apiserver import FakeApiServer
+
+MAX_BACKOFF_S = 5.0  # the printed profile's podMaxBackoffSeconds
+
+
+@dataclass
+class Replica:
+    kubeconfig: str
+    drain_s: float
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        argv = [sys.executable, "-m", "gpu_advisor.cli", "--log-level", "warning", "serve", "--cluster", "kube"]
+        argv += ["--kubeconfig", self.kubeconfig, "--port", str(self.port), "--drain-seconds", str(self.drain_s)]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def ready(self) -> bool:
+        try:
+            return self.proc is not None and self.proc.poll() is None and get(self.port, "/readyz", 2)[0] == 200
+        except OSError:
+            return False
+
+    def stop(self, sig: int) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(30)
+
+
+class Service:
+    """Round robin over the replicas that are up and ready, as a Service's endpoints are."""
+
+    def __init__(self, replicas: list[Replica]) -> None:
+        self.replicas = replicas
+        self.endpoints: list[Replica] = list(replicas)
+        self.turn = 0
+        self.failed_calls = 0
+        self.lock = threading.Lock()
+        self._stop = threading.Event()
+        threading.Thread(target=self._follow, daemon=True).start()
+
+    def _follow(self) -> None:
+        while not self._stop.wait(0.2):
+            ready = [r for r in self.replicas if r.ready()]
+            with self.lock:
+                self.endpoints = ready
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def call(self, verb: str, body: dict[str, Any]) -> Any:
+        """The reply's JSON; None when no replica answered (kube-scheduler's call failed)."""
+        with self.lock:
+            if not self.endpoints:
+                self.failed_calls += 1
+                return None
+            replica = self.endpoints[self.turn % len(self.endpoints)]
+            self.turn += 1
+        try:
+            status, reply = _post(replica.port, f"/scheduler/{verb}", body)
+        except OSError:
+            status, reply = 0, b""
+        if status != 200:
+            with self.lock:
+                self.failed_calls += 1
+            return None
+        return json.loads(reply)
+
+
+def _post(port: int, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        conn.request("POST", path, json.dumps(body, separators=(",", ":")), {"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
+@dataclass
+class Queued:
+    pod: dict[str, Any]
+    index: int
+    ready_at: float = 0.0
+    attempts: int = 0
+    failed_while_away: bool = False
+
+
+class Scheduler:
+    """kube-scheduler's loop as the printed profile runs it (see the module's docstring)."""
+
+    def __init__(self, service: Service, fake: FakeApiServer, nodes: list[str], give_up_after: int = 4) -> None:
+        self.service, self.fake, self.nodes, self.give_up_after = service, fake, nodes, give_up_after
+        self.queue: list[Queued] = []
+        self.binding = ThreadPoolExecutor(16)
+        self.bound_at: dict[str, float] = {}
+        self.waited: set[str] = set()  # pods with an attempt failed because no advisor answered
+        self.lock = threading.Lock()
+        self.in_flight = 0
+
+    def run(self, pods: list[dict[str, Any]], deadline_s: float) -> None:
+        self.queue = [Queued(p, i) for i, p in enumerate(pods)]
+        end = time.monotonic() + deadline_s
+        while time.monotonic() < end:
+            with self.lock:
+                now = time.monotonic()
+                ready = [q for q in self.queue if q.ready_at <= now]
+                if not self.queue and not self.in_flight:
+                    break
+            if not ready:
+                time.sleep(0.01)
+                continue
+            item = min(ready, key=lambda q: q.index)
+            with self.lock:
+                self.queue.remove(item)
+            self._attempt(item)
+        self.binding.shutdown(wait=True)
+
+    def _retry(self, item: Queued, away: bool) -> None:
+        item.attempts += 1
+        item.failed_while_away |= away
+        if away:
+            self.waited.add(_key(item.pod))
+        elif item.attempts >= self.give_up_after:
+            return  # reported unschedulable
+        item.ready_at = time.monotonic() + min(2 ** (item.attempts - 1), MAX_BACKOFF_S)
+        with self.lock:
+            self.queue.append(item)
+
+    def _attempt(self, item: Queued) -> None:
+        reply = self.service.call("filter", {"Pod": item.pod, "NodeNames": self.nodes})
+        if reply is None or reply.get("Error"):
+            self._retry(item, away=True)
+            return
+        passed = reply.get("NodeNames") or []
+        if not passed:
+            self._retry(item, away=False)
+            return
+        chosen = passed[0]
+        if len(passed) > 1:
+            scores = self.service.call("prioritize", {"Pod": item.pod, "NodeNames": passed})
+            if scores:  # a failing prioritize is ignored: kube-scheduler's own plugins pick
+                chosen = max(scores, key=lambda s: (s["Score"], -passed.index(s["Host"])))["Host"]
+        with self.lock:
+            self.in_flight += 1
+        self.binding.submit(self._bind, item, chosen)
+
+    def _bind(self, item: Queued, node: str) -> None:
+        meta = item.pod["metadata"]
+        body = {"PodName": meta["name"], "PodNamespace": meta["namespace"], "PodUID": meta["uid"], "Node": node}
+        reply = self.service.call("bind", body)
+        try:
+            if reply is not None and not reply.get("Error"):
+                self.bound_at[_key(item.pod)] = time.monotonic()
+            else:
+                self._retry(item, away=reply is None or "not synced" in str(reply.get("Error")))
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+
+def _key(pod: dict[str, Any]) -> str:
+    return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+
+
+def run(sample: Path, replicas: int, mode: str, outage_at: float, down_s: float) -> dict[str, Any]:
+    nodes = json.loads((sample / "nodes.json").read_text())["items"]
+    pods = yaml.safe_load((sample / "pods.yaml").read_text())["items"]
+    with FakeApiServer() as fake, tempfile.TemporaryDirectory() as tmp:
+        for node in nodes:
+            fake.put("nodes", node)
+        for pod in pods:
+            pod["metadata"]["uid"] = f"uid-{pod['metadata']['name']}"
+            fake.put("pods", pod)
+        kubeconfig = Path(tmp) / "kubeconfig"
+        kubeconfig.write_text(json.dumps(_kubeconfig(fake.url)))
+        group = [Replica(str(kubeconfig), drain_s=1.0) for _ in range(replicas)]
+        for replica in group:
+            replica.start()
+        _wait(lambda: all(r.ready() for r in group), 60)
+        service = Service(group)
+        scheduler = Scheduler(service, fake, [n["metadata"]["name"] for n in nodes])
+        window: dict[str, float] = {}
+        if mode != "none":
+            trigger = threading.Thread(
+                target=_outage, args=(group, scheduler, len(pods), outage_at, mode, down_s, window), daemon=True
+            )
+            trigger.start()
+        started = time.monotonic()
+        scheduler.run(pods, deadline_s=300)
+        service.stop()
+        for replica in group:
+            replica.stop(signal.SIGKILL)
+        bound = [(key, node) for key, node in fake.bindings]
+        counted = Counted.of(nodes, pods, bound)
+    back = window.get("back")
+    waits = [scheduler.bound_at[k] - back for k in scheduler.waited if back and k in scheduler.bound_at]
+    blind = [k for k, at in scheduler.bound_at.items() if window.get("down", 1e18) < at < window.get("up", 0)]
+    return {
+        "mode": mode,
+        "replicas": replicas,
+        "pods": len(pods),
+        "bound": len(bound),
+        "overcommitted_nodes": overcommitted_nodes(counted),
+        "bound_while_no_replica_was_up": len(blind),
+        "pods_that_waited": len(scheduler.waited),
+        "longest_wait_after_back_s": round(max(waits), 2) if waits else None,
+        "failed_calls": service.failed_calls,
+        "unallocated_percent": round(unallocated_percent(counted), 2),
+        "seconds": round(time.monotonic() - started, 1),
+        "outage_completed": mode == "none" or "back" in window,
+    }
+
+
+def _outage(
+    group: list[Replica], scheduler: Scheduler, pods: int, at: float, mode: str, down_s: float, window: dict[str, float]
+) -> None:
+    _wait(lambda: len(scheduler.bound_at) >= at * pods, 300)
+    if mode == "roll":
+        for replica in group:
+            replica.stop(signal.SIGTERM)
+            replica.start()
+            _wait(replica.ready, 60)
+        window["back"] = time.monotonic()
+        return
+    victims = group if mode == "kill-all" else group[:1]
+    for replica in victims:
+        replica.stop(signal.SIGKILL)
+    window["down"] = time.monotonic() if mode == "kill-all" else 1e18
+    time.sleep(down_s)
+    for replica in victims:
+        replica.start()
+    window["up"] = time.monotonic()
+    _wait(lambda: all(r.ready() for r in victims), 60)
+    window["back"] = time.monotonic()
+
+
+def _wait(check: Any, timeout: float) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if check():
+            return
+        time.sleep(0.05)
+    raise RuntimeError("timed out")
+
+
+def _kubeconfig(url: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "fake",
+        "clusters": [{"name": "fake", "cluster": {"server": url}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "u"}}],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sample", type=Path, help="a folder with nodes.json and pods.yaml")
+    parser.add_argument("--replicas", type=int, default=2)
+    parser.add_argument("--mode", choices=("none", "kill", "kill-all", "roll"), default="kill")
+    parser.add_argument("--outage-at", type=float, default=0.4, help="share of the pods bound first")
+    parser.add_argument("--down", type=float, default=3.6, help="seconds a killed replica stays down")
+    args = parser.parse_args()
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    for mode in ("none", args.mode):
+        print(json.dumps(run(args.sample, args.replicas, mode, args.outage_at, args.down)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
