@@ -18,7 +18,8 @@ from extender.cluster.state import ClusterState, NodeState, node_state
 from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
-from extender.scoring.reserve import demand, hold, holds, share_milli
+from extender.scoring.held_pods import HeldPods
+from extender.scoring.holding import Holding, holding
 from extender.scoring.reserve_ledger import ReserveLedger
 from extender.scoring.standing import standing_requests
 from extender.scoring.workload import MixLearner
@@ -67,7 +68,14 @@ class Metrics:
         )
         self.held = Counter(
             "gpu_advisor_reserve_holds",
-            "Nodes a share was held off, to keep room for the whole-GPU pods likely to need it",
+            "Filter calls that held a share off a node for the whole-GPU pods likely to need it (replies "
+            "given again from memory included)",
+            registry=registry,
+        )
+        self.pods_held = Gauge(
+            "gpu_advisor_reserve_pods_held",
+            "Pods the reserve holds now: no node passed their last filter call, the reserve refused some, "
+            "and their hold limit has not passed",
             registry=registry,
         )
         self.standing_failures = Counter(
@@ -107,6 +115,8 @@ class Advisor:
 
     def __post_init__(self) -> None:
         self.metrics = Metrics(self.registry)
+        self.held_pods = HeldPods()
+        self.metrics.pods_held.set_function(lambda: self.held_pods.count(self.clock()))
         self._memo_for: ClusterState | None = None
         self._standing = False  # keep_standing has been asked for
         self._memo = VerdictMemo()
@@ -174,6 +184,7 @@ class Advisor:
                 self.learner.observe(pod.key, pod.request)
             if node is not None:
                 self.reserve.bound(pod.key for pod in node.pods)
+                self.held_pods.bound(pod.key for pod in node.pods)
 
     def learn(self, request: PodRequest, key: str) -> None:
         """Count a pod about to be judged (once per ``key``, see :func:`pod_key`) into the mix."""
@@ -194,7 +205,7 @@ class Advisor:
             cached = self._sent_nodes[key] = node_state(sent, machines=self.state.machines)
         return cached
 
-    def verdicts_version(self, request: PodRequest) -> float | None:
+    def verdicts_version(self, request: PodRequest, pod: Mapping[str, Any] | None = None) -> float | None:
         """A token that stays the same while this pod shape's remembered verdicts do (None: none
         remembered): a reply made from them may be reused while it holds."""
         if not request.wants_gpu and not request.cpu_milli:
@@ -206,29 +217,17 @@ class Advisor:
             return None
         memo = self._verdict_memo()
         version = memo.version(memo.shape(request, self.policy, self.telemetry, mix), self.clock())
-        if version is not None and self._holding(request) is not None:
+        if version is not None and self.holding(request, pod) is not None:
             # Held now: the reply differs from the one made while it was not, and holds while both do.
             return -1.0 - version
         return version
 
-    def _holding(self, request: PodRequest) -> Callable[[list[Verdict], Mapping[str, NodeState]], list[Verdict]] | None:
-        """How the reserve (``scoring.reserve``) turns this share's verdicts into holds, when it holds
-        it now; None when it does not (not a share in milli, the policy turned it off, no whole-GPU
-        pods learned, or room enough)."""
-        milli = share_milli(request)
-        wants = demand(self.learner.current) if milli is not None and self.policy.reserve_whole_gpus else None
-        if milli is None or wants is None:
-            return None
-        fleet = self.reserve.fleet(wants, self.clock())
-        if not holds(wants, fleet, milli):
-            return None
-
-        def held(verdicts: list[Verdict], nodes: Mapping[str, NodeState]) -> list[Verdict]:
-            found, count = hold(request, verdicts, nodes, wants, fleet, self.reserve.takes)
-            self.metrics.held.inc(count)
-            return found
-
-        return held
+    def holding(self, request: PodRequest, pod: Mapping[str, Any] | None = None) -> Holding | None:
+        """How the reserve (``scoring.holding``) holds this pod now, from the ledger's totals; None when it
+        does not. ``pod``: its object (the hold limit counts from its status; None: held from now)."""
+        now = self.clock()
+        mix, takes = self.learner.current, self.reserve.takes
+        return holding(request, self.policy, mix, lambda wants: self.reserve.fleet(wants, now), pod, now, takes)
 
     def judge(
         self,
@@ -237,24 +236,38 @@ class Advisor:
         sent: dict[str, dict[str, Any]],
         ranked: bool = True,
         key: str | None = None,
+        pod: Mapping[str, Any] | None = None,
     ) -> list[Verdict]:
         """Verdicts for every candidate against the mix learned so far (:meth:`learn` counts the pod),
         with the nodes the reserve holds a share off refused; ``ranked=False``: scores as worked out, not
         as kube-scheduler is told them (``ranking``). ``key``: the pod's (a filter call), so the reserve
-        knows it waits when no node passes."""
+        knows it waits when no node passes; ``pod``: its object (its hold limit)."""
         verdicts, nodes = self._judged(request, names, sent, ranked)
-        held = self._holding(request)
-        if held is not None:
-            verdicts = held(verdicts, nodes)
+        found, held = self.holding(request, pod), 0
+        if found is not None:
+            verdicts, held = found.apply(request, verdicts, nodes)
         if key is not None:
-            self.heard(request, key, any(v.fits for v in verdicts))
+            self.held_pods.judged(request, held)  # what a reply kept from this call holds
+            self.heard(request, key, any(v.fits for v in verdicts), pod, held)
         return verdicts
 
-    def heard(self, request: PodRequest, key: str, passed: bool) -> None:
-        """A filter call for this pod passed some node or none: a GPU pod asking in milli that none
-        passed waits (what the reserve takes off the free milli still to come)."""
-        if request.share is not None and request.share.milli is not None:
-            self.reserve.heard(key, request.gpus * request.share.milli, passed, self.clock())
+    def heard(
+        self, request: PodRequest, key: str, passed: bool, pod: Mapping[str, Any] | None = None, held: int = -1
+    ) -> None:
+        """A filter call for this pod passed some node or none (``held``: nodes the reserve refused it;
+        -1: a reply given again, as many as when it was made): a GPU pod asking in milli that none passed
+        waits (what the reserve takes off the free milli still to come); a call that held is counted."""
+        if request.share is None or request.share.milli is None:
+            return
+        now = self.clock()
+        self.reserve.heard(key, request.gpus * request.share.milli, passed, now)
+        found = self.holding(request, pod) if held else None
+        if held < 0:
+            held = self.held_pods.held_by(request) if found is not None else 0
+        if held:
+            self.metrics.held.inc()
+        until = found.until if found is not None else now
+        self.held_pods.heard(key, held > 0 and not passed, until, now)
 
     def _judged(
         self, request: PodRequest, names: list[str], sent: dict[str, dict[str, Any]], ranked: bool

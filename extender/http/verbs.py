@@ -149,7 +149,7 @@ class SchedulerVerbs:
     def _version(self, args: ExtenderArgs, pod: PodRequest) -> float | None:
         """Count the pod into the learned mix; its verdicts' version, if remembered (nodeCacheCapable)."""
         self.advisor.learn(pod, pod_key(args.pod))
-        return self.advisor.verdicts_version(pod) if args.node_names is not None else None
+        return self.advisor.verdicts_version(pod, args.pod) if args.node_names is not None else None
 
     async def _filter(
         self, args: ExtenderArgs, names: list[str], sent: dict[str, dict[str, Any]], pod: PodRequest
@@ -157,11 +157,11 @@ class SchedulerVerbs:
         version = self._version(args, pod)
         last = self.whole.reuse("filter", pod, names, version)
         if last is not None:
-            self.advisor.heard(pod, pod_key(args.pod), last.counts[0] > 0)  # a waiting pod is heard again
+            self.advisor.heard(pod, pod_key(args.pod), last.counts[0] > 0, args.pod)  # a waiting pod is heard again
             return last.reply, last.counts
 
         def judge() -> tuple[bytes, Counts]:
-            verdicts = self.advisor.judge(pod, names, sent, ranked=False, key=pod_key(args.pod))  # no scores
+            verdicts = self.advisor.judge(pod, names, sent, False, pod_key(args.pod), args.pod)  # no scores
             passed, failed, unresolvable = self.fragments.filter_parts(pod, verdicts)
             text = f'{_passed_head(args, verdicts, passed)},"FailedNodes":{{{",".join(failed)}}},'
             text += f'"FailedAndUnresolvableNodes":{{{",".join(unresolvable)}}},"Error":""}}'
@@ -180,7 +180,7 @@ class SchedulerVerbs:
             return last.reply
 
         def judge() -> bytes:
-            reply = self.fragments.priorities(pod, self.advisor.judge(pod, names, sent)).encode()
+            reply = self.fragments.priorities(pod, self.advisor.judge(pod, names, sent, pod=args.pod)).encode()
             self.whole.keep("prioritize", pod, names, version, reply)
             return reply
 
