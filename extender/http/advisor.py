@@ -259,9 +259,9 @@ class Advisor:
         waits (what the reserve takes off the free milli still to come); a call that held is counted."""
         if request.share is None or request.share.milli is None:
             return
+        found = self.holding(request, pod) if held else None  # as judged: before it counts as waiting
         now = self.clock()
         self.reserve.heard(key, request.gpus * request.share.milli, passed, now)
-        found = self.holding(request, pod) if held else None
         if held < 0:
             held = self.held_pods.held_by(request) if found is not None else 0
         if held:
