@@ -20,9 +20,9 @@ from extender.scoring.policy import ScoringPolicy
 from extender.scoring.reserve import Demand, Fleet, Takes, demand, hold, holds, share_milli
 from extender.scoring.reserve_ledger import FleetTotals, node_part
 from extender.scoring.verdict import Verdict
-from extender.scoring.workload import Mix
+from extender.scoring.workload import Mix, learned_from
 
-__all__ = ["FleetOf", "Holding", "Reserve", "holding", "look_fleet"]
+__all__ = ["FleetOf", "Holding", "Reserve", "holding", "look", "look_fleet"]
 
 FleetOf = Callable[[Demand], Fleet]  # the fleet's totals with the room of this demand's median pod
 
@@ -92,3 +92,23 @@ def look_fleet(nodes: Mapping[str, NodeState], pods: Iterable[Mapping[str, Any]]
         if request.share is not None and request.share.milli is not None:
             waiting += request.gpus * request.share.milli
     return lambda wants: totals.fleet(wants, waiting)
+
+
+def look(
+    nodes: Mapping[str, NodeState], pods: Iterable[Mapping[str, Any]], policy: ScoringPolicy, now: float
+) -> tuple[Mix, Reserve]:
+    """What the served advisor judges with, from one look at a cluster (a snapshot, or a listing; its
+    pods already read through their DRA claims): the mix of the GPU pods there (running, and pending
+    ones: the extender has judged those), and the reserve's holds with :func:`look_fleet`'s totals."""
+    pods = list(pods)
+    seen = [(p.key, p.request) for n in nodes.values() for p in n.pods]
+    for pod in pods:
+        spec, meta = pod.get("spec"), pod.get("metadata")
+        if not isinstance(spec, Mapping) or spec.get("nodeName") or not isinstance(meta, Mapping):
+            continue
+        try:
+            seen.append((f"{meta.get('namespace', 'default')}/{meta.get('name', '')}", pod_request(pod)))
+        except PodSpecError:
+            continue
+    mix, fleet = learned_from(seen), look_fleet(nodes, pods)
+    return mix, lambda request, pod: holding(request, policy, mix, fleet, pod, now)

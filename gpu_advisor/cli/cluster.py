@@ -10,9 +10,7 @@ from typing import Any
 
 from extender.cluster.state import ClusterState
 from extender.model.readings import TelemetryBoard
-from extender.scoring.holding import Reserve
 from extender.scoring.policy import ScoringPolicy
-from extender.scoring.workload import Mix
 from extender.sources.cluster_choice import one_look
 from extender.sources.snapshot import Snapshot
 from gpu_advisor.cli.exits import EXIT_NO_ANSWER, CliError
@@ -50,33 +48,12 @@ def _policy(args: argparse.Namespace) -> ScoringPolicy:
     return load_policy(args.policy) if args.policy else ScoringPolicy()
 
 
-def _mix_and_reserve(state: ClusterState, snap: Snapshot, policy: ScoringPolicy, now: float) -> tuple[Mix, Reserve]:
-    """What the served advisor judges with, from this one look: the mix of the GPU pods there (running,
-    and pending ones: the extender has judged those), and the reserve's holds with the fleet's totals
-    and the pods kube-scheduler found no node for as the waiting ones."""
-    from extender.cluster.dra_view import pod_through_claims
-    from extender.model.pods import PodSpecError, pod_request
-    from extender.scoring.holding import holding, look_fleet
-    from extender.scoring.workload import learned_from
-
-    nodes = state.nodes_by_name()
-    seen = [(p.key, p.request) for n in nodes.values() for p in n.pods]
-    for pod in snap.pods:
-        if not (pod.get("spec") or {}).get("nodeName"):
-            try:
-                seen.append(("/".join(map(str, _key(pod))), pod_request(pod_through_claims(pod, state.dra))))
-            except PodSpecError:
-                continue
-    mix = learned_from(seen)
-    fleet = look_fleet(nodes, snap.pods)
-    return mix, lambda request, pod: holding(request, policy, mix, fleet, pod, now)
-
-
 def _explain(args: argparse.Namespace) -> int:
     from extender.advice import render
     from extender.advice.dryrun import DryRunError, dry_run
     from extender.cluster.dra_view import pod_through_claims, workload_and_claims
     from extender.http.manifests import read_manifest_file
+    from extender.scoring.holding import look
     from webhook.rules import advise_with_rules
 
     manifest = read_manifest_file(args.manifest)
@@ -89,7 +66,7 @@ def _explain(args: argparse.Namespace) -> int:
     telemetry = _telemetry(args, snap, state, policy.telemetry_max_age_s)
     try:
         nodes, now = state.nodes_by_name(), time.time()
-        mix, reserve = _mix_and_reserve(state, snap, policy, now)
+        mix, reserve = look(nodes, snap.pods, policy, now)
         answer = dry_run(manifest, nodes, telemetry, policy, now, None, advise_with_rules, mix, reserve)
     except DryRunError as exc:
         raise DryRunError(f"{args.manifest}: {exc}") from None
@@ -101,6 +78,7 @@ def _diagnose(args: argparse.Namespace) -> int:
     from extender.advice import render
     from extender.advice.diagnose import diagnose
     from extender.cluster.dra_view import pod_through_claims
+    from extender.scoring.holding import look
 
     snap = one_look(args.cluster, args.kubeconfig)
     wanted = (args.namespace, args.pod)
@@ -111,7 +89,7 @@ def _diagnose(args: argparse.Namespace) -> int:
     state = snap.cluster(args.cluster)
     telemetry = _telemetry(args, snap, state, policy.telemetry_max_age_s, f"{args.namespace}/{args.pod}")
     now = time.time()
-    mix, reserve = _mix_and_reserve(state, snap, policy, now)
+    mix, reserve = look(state.nodes_by_name(), snap.pods, policy, now)
     pod = dict(pod_through_claims(pod, state.dra))  # GPUs asked through DRA claims, as explain reads them
     result = diagnose(pod, state.nodes_by_name(), telemetry, policy, now, mix, reserve)
     print(json.dumps(result.to_dict(), indent=2) if args.json else render.diagnosis_report(result))

@@ -135,3 +135,14 @@ def test_a_short_limit_from_the_policy_file(tmp_path: Path, capsys: pytest.Captu
         ["diagnose", "p", "-n", "ml", "--cluster", cluster, "--policy", str(tmp_path / "policy.yaml")], capsys
     )
     assert code == 0 and "✓ 4. hold: not held by the reserve" in out
+
+
+def test_a_dry_run_against_a_snapshot_holds_as_explain_does() -> None:
+    snapshot = yaml.safe_load((Path(__file__).parents[2] / "examples/held-share/cluster.yaml").read_text())
+    share = next(i for i in snapshot["items"] if i["metadata"]["name"] == "infer")
+    pod = share | {"status": waiting_pod("p", T0 - 60)["status"]}
+    with TestClient(create_app(_held_advisor([T0]))) as api:
+        answer = api.post("/v1/dry-run", json={"manifest": pod, "snapshot": snapshot}).json()
+    assert answer["schedulable"] is False
+    held = [(f["node"], f["held_until"]) for f in answer["filtered"] if f["stage"] == "held"]
+    assert held == [("share-a", until_text(T0 + 240))]
