@@ -4,8 +4,10 @@ A hold (``reserve``) is bounded by the policy's ``reserve_hold_limit_s``: past i
 if no reserve existed. The limit must count from the same moment in every replica and across restarts,
 so the clock is the Pod object's own: kube-scheduler sends it in every filter call, and when it first
 fails to place the pod it sets the condition ``PodScheduled`` to ``False`` with reason
-``Unschedulable``. Its ``lastTransitionTime`` is kept while the status stays ``False`` (later failures
-change the message, not the time), so it marks the first attempt that placed the pod nowhere.
+``Unschedulable`` (``SchedulerError`` when the attempt itself failed, an extender unreachable). Its
+``lastTransitionTime`` is kept while the status stays ``False`` (later failures change the reason and the
+message, not the time), so it marks the first attempt that placed the pod nowhere, whichever reason the
+last one gave.
 
 The approximation: the clock starts at the first unschedulable attempt, whatever refused it then (a
 pod that waited for a full cluster before the reserve began to hold it is released sooner, never
@@ -29,7 +31,7 @@ def held_since(pod: Mapping[str, Any] | None) -> float | None:
     for condition in conditions if isinstance(conditions, list) else ():
         if not isinstance(condition, Mapping) or condition.get("type") != "PodScheduled":
             continue
-        if condition.get("status") != "False" or condition.get("reason") != "Unschedulable":
+        if condition.get("status") != "False":  # any reason: Unschedulable, or SchedulerError while down
             return None
         return _epoch(condition.get("lastTransitionTime"))
     return None

@@ -63,6 +63,9 @@ def test_the_clock_is_the_pods_own_status() -> None:
     assert held_since(waiting_pod("p", None)) is None
     scheduled = {"status": {"conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": "x"}]}}
     assert held_since(scheduled) is None
+    failed = waiting_pod("p", T0)
+    failed["status"]["conditions"][0]["reason"] = "SchedulerError"  # the last attempt failed outright
+    assert held_since(failed) == T0  # kept since the first: the status stayed False
     garbled = waiting_pod("p", T0)
     garbled["status"]["conditions"][0]["lastTransitionTime"] = "yesterday"
     assert held_since(garbled) is None  # unreadable: held from now, never released early by a bad field
