@@ -1,11 +1,14 @@
-"""Why is my GPU pod pending (or slow)? Four steps, in the order that avoids buying GPUs that fix nothing:
+"""Why is my GPU pod pending (or slow)? Five steps, in the order that avoids buying GPUs that fix nothing:
 
-1. allocation  — does any node have enough free ``nvidia.com/gpu`` (or MIG slices) at all?
+1. allocation  — does any node have enough free ``nvidia.com/gpu`` (MIG slices, or for a share of a GPU
+                 free milli on the nodes sharing GPUs its way: ``diagnose_shares``) at all?
 2. memory      — the GPUs it would get: is their memory already taken (a leftover process, a tenant
                  that holds VRAM while its SM sits idle)? "5 % SM" can still mean a full device.
 3. placement   — nodes that could host it, excluded by its nodeSelector, affinity, taints, or by
                  gpu-advisor's own filter (e.g. an NVLink requirement): each named, with the reason.
-4. application — it runs (or could): is the GPU starved? SM cycling 0 ↔ high is CPU-bound (input
+4. hold        — the reserve holds the share off the nodes that would take it, for whole-GPU pods
+                 likely to need that room (``diagnose_hold``): until when at the latest.
+5. application — it runs (or could): is the GPU starved? SM cycling 0 ↔ high is CPU-bound (input
                  pipeline), flat low is I/O-bound or waiting.
 
 The first step that explains it is the answer; the steps before it say what was ruled out.
@@ -15,9 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import Any, Literal
 
+from extender.advice.diagnose_application import IDLE_SM, application_step, sm_pattern
+from extender.advice.diagnose_hold import hold_finding
+from extender.advice.diagnose_shares import Judged, share_room
 from extender.cluster.selectors import node_admits
 from extender.cluster.state import NodeState
 from extender.model.gpu_use import UNKNOWN_HOLDER, gpu_use
@@ -25,13 +30,14 @@ from extender.model.pods import PodRequest, pod_request
 from extender.model.readings import GpuReading, TelemetryBoard
 from extender.scoring import ScoringPolicy, judge_all
 from extender.scoring.cliques import OUTSIDE
+from extender.scoring.holding import Reserve
 from extender.scoring.verdict import Verdict
+from extender.scoring.workload import NO_MIX, Mix
 
 __all__ = ["Diagnosis", "Step", "diagnose", "sm_pattern"]
 
-StepName = Literal["allocation", "memory", "placement", "application"]
+StepName = Literal["allocation", "memory", "placement", "hold", "application"]
 FULL_MEMORY = 0.9  # VRAM share above which a GPU counts as full
-IDLE_SM = 10.0  # percent
 
 
 @dataclass(frozen=True)
@@ -67,19 +73,6 @@ class Diagnosis:
         }
 
 
-def sm_pattern(history: tuple[float, ...]) -> str | None:
-    """'cycling', 'flat-low', 'busy' or None (too few samples)."""
-    if len(history) < 4:
-        return None
-    high, low = max(history), min(history)
-    swings = sum(1 for a, b in pairwise(history) if abs(a - b) >= 40)
-    if high >= 60 and low <= IDLE_SM and swings >= 2:
-        return "cycling"
-    if high < 20:
-        return "flat-low"
-    return "busy"
-
-
 def _memory_share(reading: GpuReading, fallback_total_mib: int | None) -> float | None:
     total = reading.memory_total_mib or fallback_total_mib
     if reading.memory_used_mib is None or not total:
@@ -105,8 +98,13 @@ def diagnose(
     telemetry: TelemetryBoard | None,
     policy: ScoringPolicy,
     now: float,
+    mix: Mix = NO_MIX,
+    reserve: Reserve | None = None,
 ) -> Diagnosis:
-    """Allocation → memory → placement → application: the first step that blocks is the answer."""
+    """Allocation → memory → placement → hold → application: the first step that blocks is the answer.
+    ``mix`` and ``reserve`` as the dry-run reads them (the learned mix, the reserve's holds), so that
+    diagnose and explain give one verdict; a pod asking GPUs through DRA claims comes translated
+    (``dra_view.pod_through_claims``)."""
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     key = f"{meta.get('namespace', 'default')}/{meta.get('name', '')}"
@@ -120,14 +118,28 @@ def diagnose(
         host = nodes.get(str(running_on))
         if host is not None and host.overcommitted:
             placed[0] = _overcommitted_host(host)
-        return Diagnosis(key, request.describe(), phase, (*placed, _application(key, telemetry, running_on)))
+        return Diagnosis(
+            key,
+            request.describe(),
+            phase,
+            (*placed, Step("application", *application_step(key, telemetry, running_on))),
+        )
     steps: list[Step] = []
-    roomy = _allocation(request, nodes, telemetry, steps)
+
+    def judged(names: list[str]) -> dict[str, Verdict]:
+        return {v.node: v for v in judge_all(request, names, nodes, telemetry, policy, now, mix=mix)}
+
+    roomy = _allocation(request, nodes, telemetry, steps, judged)
     if roomy:
-        verdicts = {v.node: v for v in judge_all(request, [n.name for n in roomy], nodes, telemetry, policy, now)}
+        verdicts = judged([n.name for n in roomy])
         memory_ok = _memory(roomy, verdicts, telemetry, steps)
         if memory_ok and _placement(memory_ok, verdicts, spec, steps):
-            steps.append(Step("application", True, _NOTHING_GPU_RELATED))
+            fits = [verdicts[n.name] for n in memory_ok if verdicts[n.name].fits and node_admits(n, spec) is None]
+            held = reserve(request, pod) if reserve is not None else None
+            explains, finding, evidence = hold_finding(request, fits, nodes, held, policy.reserve_hold_limit_s)
+            steps.append(Step("hold", explains, finding, evidence))
+            if not explains:
+                steps.append(Step("application", True, _NOTHING_GPU_RELATED))
     return Diagnosis(key, request.describe(), phase, tuple(steps))
 
 
@@ -150,26 +162,33 @@ def _overcommitted_host(node: NodeState) -> Step:
 
 
 def _allocation(
-    request: PodRequest, nodes: Mapping[str, NodeState], telemetry: TelemetryBoard | None, steps: list[Step]
+    request: PodRequest,
+    nodes: Mapping[str, NodeState],
+    telemetry: TelemetryBoard | None,
+    steps: list[Step],
+    judged: Judged,
 ) -> list[NodeState]:
     """Step 1: the nodes with the pod's GPUs free by allocation counts (none: the step blocks)."""
     gpu_nodes = [n for n in nodes.values() if n.gpu_total or n.mig_profiles()]
     # Only the pod's own vendor's GPUs can be allocated to it: an idle H100 is no room for an amd.com/gpu pod.
     gpu_nodes = [n for n in gpu_nodes if not n.gpu_total or n.gpu_vendor.resource == request.resource]
-    free_list = tuple(f"{n.name}: {_free_text(n, request)} free" for n in sorted(gpu_nodes, key=lambda n: n.name))
+    if request.share is not None:  # a share of a GPU: free milli where GPUs are shared the pod's way
+        roomy, message, free_list = share_room(request, nodes, judged)
+    else:
+        free_list = tuple(f"{n.name}: {_free_text(n, request)} free" for n in sorted(gpu_nodes, key=lambda n: n.name))
+        roomy, message = [n for n in gpu_nodes if _has_room(n, request)], ""
     # Over-committed nodes offer no room whatever their counts say; named so nobody counts on them.
     free_list += tuple(
         f"{n.name}: over-committed ({'; '.join(n.overcommitted)})"
         for n in sorted(nodes.values(), key=lambda n: n.name)
         if n.overcommitted
     )
-    roomy = [n for n in gpu_nodes if _has_room(n, request)]
     if roomy:
         steps.append(Step("allocation", False, f"{len(roomy)} node(s) have {request.describe()} free", free_list))
         return roomy
     idle = _idle_allocated(gpu_nodes, telemetry)
     note = f"; {len(idle)} allocated GPUs sit idle (SM ≤ 10%), see evidence" if idle else ""
-    message = f"no node has {request.describe()} free: all allocated{note}"
+    message = (message or f"no node has {request.describe()} free: all allocated") + note
     steps.append(Step("allocation", True, message, free_list + tuple(idle)))
     return []
 
@@ -259,32 +278,3 @@ def _idle_allocated(nodes: list[NodeState], telemetry: TelemetryBoard | None) ->
                 held = f", {share:.0%} memory held" if share is not None else ""
                 idle.append(f"{node.name} GPU {gpu.index}: allocated, SM {reading.sm_util:.0f}%{held}")
     return idle
-
-
-def _application(key: str, telemetry: TelemetryBoard | None, node: str) -> Step:
-    readings = telemetry.of_pod(key) if telemetry is not None else []
-    if not readings:
-        return Step("application", False, f"running on {node}; no GPU telemetry attributed to the pod to judge it")
-    evidence = []
-    patterns = []
-    for where, reading in readings:
-        pattern = sm_pattern(reading.sm_history)
-        patterns.append(pattern)
-        history = ", ".join(f"{x:.0f}" for x in reading.sm_history[-8:])
-        evidence.append(f"{where}: SM {pattern or 'unknown'} [{history}]")
-    if "cycling" in patterns:
-        return Step(
-            "application",
-            True,
-            "SM cycles between idle and busy: the job is CPU-bound (input pipeline, "
-            "data loading); add loader workers or CPU, prefetch to the GPU",
-            tuple(evidence),
-        )
-    if patterns and all(p == "flat-low" for p in patterns):
-        return Step(
-            "application",
-            True,
-            "SM stays low: the job is I/O-bound or waiting (storage, network, a lock); profile its input path",
-            tuple(evidence),
-        )
-    return Step("application", False, "the GPUs are busy: the application uses them", tuple(evidence))

@@ -3,7 +3,8 @@
 First the eligibility kube-scheduler itself applies (nodeSelector, required node affinity, taints and
 tolerations, cordons), then the extender's own filter and score (``scoring.judge_all``) on the nodes
 left: the ranking here is exactly what ``/scheduler/filter`` + ``/scheduler/prioritize`` answer for the
-same pod and state. Admission findings come from a function passed in (the webhook's rules), so this
+same pod and state, with the nodes the reserve holds a share off (``scoring.holding``) listed as held,
+with until when. Admission findings come from a function passed in (the webhook's rules), so this
 module does not depend on the webhook package.
 """
 
@@ -20,6 +21,8 @@ from extender.errors import InputError
 from extender.model.pods import PodRequest, PodSpecError, pod_request, pod_template
 from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy, VerdictMemo, judge_all
+from extender.scoring.hold_clock import until_text
+from extender.scoring.holding import Holding, Reserve
 from extender.scoring.workload import NO_MIX, Mix
 
 __all__ = ["Advise", "DryRunAnswer", "DryRunError", "dry_run"]
@@ -42,11 +45,13 @@ class RankedNode(BaseModel):
 
 class FilteredNode(BaseModel):
     node: str
-    stage: Literal["eligibility", "gpu"] = Field(
-        description="eligibility: kube-scheduler's own selectors and taints; gpu: gpu-advisor's filter"
+    stage: Literal["eligibility", "gpu", "held"] = Field(
+        description="eligibility: kube-scheduler's own selectors and taints; gpu: gpu-advisor's filter; "
+        "held: the reserve holds the share off it for whole-GPU pods (it waits)"
     )
     reason: str
     unresolvable: bool = False
+    held_until: str | None = Field(None, description="held: when the hold ends at the latest (its limit), UTC")
 
 
 class FindingOut(BaseModel):
@@ -80,8 +85,11 @@ def dry_run(
     memo: VerdictMemo | None = None,
     advise: Advise | None = None,
     mix: Mix = NO_MIX,
+    reserve: Reserve | None = None,
 ) -> DryRunAnswer:
-    """Where the manifest's pods would go, and why every other node would not take them."""
+    """Where the manifest's pods would go, and why every other node would not take them. ``reserve``:
+    how the reserve holds the pod (None: no holds), asked with the manifest when it is a Pod (its
+    status says since when it waits), else as a new pod."""
     kind, name, namespace, template = _workload(manifest)
     try:
         request = pod_request(template)
@@ -101,7 +109,9 @@ def dry_run(
             filtered=[],
             findings=findings,
         )
-    ranked, filtered = _judged(request, template.get("spec") or {}, nodes, telemetry, policy, now, memo, mix)
+    held = reserve(request, manifest if kind == "Pod" else None) if reserve is not None else None
+    spec = template.get("spec") or {}
+    ranked, filtered = _judged(request, spec, nodes, telemetry, policy, now, memo, mix, held)
     return DryRunAnswer(
         pod=label,
         request=request.describe(),
@@ -135,6 +145,7 @@ def _judged(
     now: float,
     memo: VerdictMemo | None,
     mix: Mix,
+    held: Holding | None = None,
 ) -> tuple[list[RankedNode], list[FilteredNode]]:
     """Eligibility (selectors, taints) first, then the advisor's filter and score, best first."""
     filtered: list[FilteredNode] = []
@@ -146,8 +157,15 @@ def _judged(
         else:
             filtered.append(FilteredNode(node=node_name, stage="eligibility", reason=why, unresolvable=True))
     ranked: list[RankedNode] = []
-    for v in judge_all(request, eligible, nodes, telemetry, policy, now, memo, mix=mix):
-        if v.fits:
+    verdicts = judge_all(request, eligible, nodes, telemetry, policy, now, memo, mix=mix)
+    before = {v.node: v for v in verdicts}
+    verdicts = held.apply(request, verdicts, nodes)[0] if held is not None else verdicts
+    for v in verdicts:
+        if held is not None and before[v.node].fits and not v.fits:
+            until = until_text(held.until)
+            reason = f"{v.reason} (until {until} at the latest: the hold limit)"
+            filtered.append(FilteredNode(node=v.node, stage="held", reason=reason, held_until=until))
+        elif v.fits:
             gpus = list(v.gpus) if v.gpus is not None else None
             breakdown = dict(v.breakdown)
             ranked.append(RankedNode(node=v.node, score=v.score, gpus=gpus, reason=v.reason, breakdown=breakdown))
@@ -162,6 +180,10 @@ def _summary(ranked: list[RankedNode], filtered: list[FilteredNode]) -> str:
         best = ranked[0]
         count = f"{len(ranked)} node{'s' if len(ranked) != 1 else ''}"
         return f"schedulable on {count}; best: {best.node} with " + _best_label(best.reason)
+    held = [f for f in filtered if f.stage == "held"]
+    if held:  # the hold is why it waits: said first, whatever else refused it elsewhere
+        names = ", ".join(f.node for f in held[:3]) + (f" +{len(held) - 3} more" if len(held) > 3 else "")
+        return f"unschedulable: {names}: {held[0].reason}"
     judged = [f for f in filtered if f.stage == "gpu"] or filtered
     return "unschedulable: " + (_by_node(judged) or "no nodes")
 

@@ -9,17 +9,19 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry
 
 from extender.advice.dryrun import Advise
 from extender.advice.rightsize import HistorySource
 from extender.advice.usage import UsageSource
 from extender.cluster.state import ClusterState, NodeState, node_state
 from extender.http.approvals import Approvals
+from extender.http.metrics import Metrics
 from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
-from extender.scoring.reserve import demand, hold, holds, share_milli
+from extender.scoring.held_pods import HeldPods
+from extender.scoring.holding import Holding, holding
 from extender.scoring.reserve_ledger import ReserveLedger
 from extender.scoring.standing import standing_requests
 from extender.scoring.workload import MixLearner
@@ -39,49 +41,6 @@ def pod_key(pod: Mapping[str, Any]) -> str:
 
 MAX_BODY_BYTES = 64 * 1024 * 1024  # a nocache NodeList of 5,000 nodes with managedFields fits
 MAX_CANDIDATES = 20_000  # four times Kubernetes' largest supported cluster
-
-
-class Metrics:
-    def __init__(self, registry: CollectorRegistry) -> None:
-        self.requests = Counter(
-            "gpu_advisor_extender_requests",
-            "Extender calls by verb and outcome",
-            ["verb", "outcome"],
-            registry=registry,
-        )
-        self.seconds = Histogram(
-            "gpu_advisor_extender_seconds",
-            "Server time per extender call",
-            ["verb"],
-            registry=registry,
-            buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0),
-        )
-        self.verdicts = Counter(
-            "gpu_advisor_filter_verdicts", "Filter verdicts per node", ["verdict"], registry=registry
-        )
-        self.nodes = Gauge("gpu_advisor_nodes", "Nodes in the advisor's cluster model", registry=registry)
-        self.ready = Gauge("gpu_advisor_ready", "1 once the cluster model has synced", registry=registry)
-        self.overcommitted = Gauge(
-            "gpu_advisor_overcommitted_nodes",
-            "Nodes whose bound pods hold more than they have: whole GPUs per resource, or shares of one GPU",
-            registry=registry,
-        )
-        self.held = Counter(
-            "gpu_advisor_reserve_holds",
-            "Nodes a share was held off, to keep room for the whole-GPU pods likely to need it",
-            registry=registry,
-        )
-        self.standing_failures = Counter(
-            "gpu_advisor_standing_shape_failures",
-            "Times working out the standing pod shapes' verdicts failed (then judged on request)",
-            registry=registry,
-        )
-        self.bindings = Counter(
-            "gpu_advisor_bindings",
-            "Bind verb calls by outcome: bound, refused (no room now), failed",
-            ["outcome"],
-            registry=registry,
-        )
 
 
 @dataclass
@@ -119,6 +78,8 @@ class Advisor:
 
     def __post_init__(self) -> None:
         self.metrics = Metrics(self.registry)
+        self.held_pods = HeldPods()
+        self.metrics.pods_held.set_function(lambda: self.held_pods.count(self.clock()))
         self._memo_for: ClusterState | None = None
         self._standing = False  # keep_standing has been asked for
         self._memo = VerdictMemo()
@@ -186,6 +147,7 @@ class Advisor:
                 self.learner.observe(pod.key, pod.request)
             if node is not None:
                 self.reserve.bound(pod.key for pod in node.pods)
+                self.held_pods.bound(pod.key for pod in node.pods)
 
     def learn(self, request: PodRequest, key: str) -> None:
         """Count a pod about to be judged (once per ``key``, see :func:`pod_key`) into the mix."""
@@ -206,7 +168,7 @@ class Advisor:
             cached = self._sent_nodes[key] = node_state(sent, machines=self.state.machines)
         return cached
 
-    def verdicts_version(self, request: PodRequest) -> float | None:
+    def verdicts_version(self, request: PodRequest, pod: Mapping[str, Any] | None = None) -> float | None:
         """A token that stays the same while this pod shape's remembered verdicts do (None: none
         remembered): a reply made from them may be reused while it holds."""
         if not request.wants_gpu and not request.cpu_milli:
@@ -218,29 +180,17 @@ class Advisor:
             return None
         memo = self._verdict_memo()
         version = memo.version(memo.shape(request, self.policy, self.telemetry, mix), self.clock())
-        if version is not None and self._holding(request) is not None:
+        if version is not None and self.holding(request, pod) is not None:
             # Held now: the reply differs from the one made while it was not, and holds while both do.
             return -1.0 - version
         return version
 
-    def _holding(self, request: PodRequest) -> Callable[[list[Verdict], Mapping[str, NodeState]], list[Verdict]] | None:
-        """How the reserve (``scoring.reserve``) turns this share's verdicts into holds, when it holds
-        it now; None when it does not (not a share in milli, the policy turned it off, no whole-GPU
-        pods learned, or room enough)."""
-        milli = share_milli(request)
-        wants = demand(self.learner.current) if milli is not None and self.policy.reserve_whole_gpus else None
-        if milli is None or wants is None:
-            return None
-        fleet = self.reserve.fleet(wants, self.clock())
-        if not holds(wants, fleet, milli):
-            return None
-
-        def held(verdicts: list[Verdict], nodes: Mapping[str, NodeState]) -> list[Verdict]:
-            found, count = hold(request, verdicts, nodes, wants, fleet, self.reserve.takes)
-            self.metrics.held.inc(count)
-            return found
-
-        return held
+    def holding(self, request: PodRequest, pod: Mapping[str, Any] | None = None) -> Holding | None:
+        """How the reserve (``scoring.holding``) holds this pod now, from the ledger's totals; None when it
+        does not. ``pod``: its object (the hold limit counts from its status; None: held from now)."""
+        now = self.clock()
+        mix, takes = self.learner.current, self.reserve.takes
+        return holding(request, self.policy, mix, lambda wants: self.reserve.fleet(wants, now), pod, now, takes)
 
     def judge(
         self,
@@ -249,24 +199,38 @@ class Advisor:
         sent: dict[str, dict[str, Any]],
         ranked: bool = True,
         key: str | None = None,
+        pod: Mapping[str, Any] | None = None,
     ) -> list[Verdict]:
         """Verdicts for every candidate against the mix learned so far (:meth:`learn` counts the pod),
         with the nodes the reserve holds a share off refused; ``ranked=False``: scores as worked out, not
         as kube-scheduler is told them (``ranking``). ``key``: the pod's (a filter call), so the reserve
-        knows it waits when no node passes."""
+        knows it waits when no node passes; ``pod``: its object (its hold limit)."""
         verdicts, nodes = self._judged(request, names, sent, ranked)
-        held = self._holding(request)
-        if held is not None:
-            verdicts = held(verdicts, nodes)
+        found, held = self.holding(request, pod), 0
+        if found is not None:
+            verdicts, held = found.apply(request, verdicts, nodes)
         if key is not None:
-            self.heard(request, key, any(v.fits for v in verdicts))
+            self.held_pods.judged(request, held)  # what a reply kept from this call holds
+            self.heard(request, key, any(v.fits for v in verdicts), pod, held)
         return verdicts
 
-    def heard(self, request: PodRequest, key: str, passed: bool) -> None:
-        """A filter call for this pod passed some node or none: a GPU pod asking in milli that none
-        passed waits (what the reserve takes off the free milli still to come)."""
-        if request.share is not None and request.share.milli is not None:
-            self.reserve.heard(key, request.gpus * request.share.milli, passed, self.clock())
+    def heard(
+        self, request: PodRequest, key: str, passed: bool, pod: Mapping[str, Any] | None = None, held: int = -1
+    ) -> None:
+        """A filter call for this pod passed some node or none (``held``: nodes the reserve refused it;
+        -1: a reply given again, as many as when it was made): a GPU pod asking in milli that none passed
+        waits (what the reserve takes off the free milli still to come); a call that held is counted."""
+        if request.share is None or request.share.milli is None:
+            return
+        found = self.holding(request, pod) if held else None  # as judged: before it counts as waiting
+        now = self.clock()
+        self.reserve.heard(key, request.gpus * request.share.milli, passed, now)
+        if held < 0:
+            held = self.held_pods.held_by(request) if found is not None else 0
+        if held:
+            self.metrics.held.inc()
+        until = found.until if found is not None else now
+        self.held_pods.heard(key, held > 0 and not passed, until, now)
 
     def _judged(
         self, request: PodRequest, names: list[str], sent: dict[str, dict[str, Any]], ranked: bool

@@ -146,7 +146,8 @@ class DryRuns:
             manifest, beside = workload_and_claims(manifest)
             if isinstance(manifest, dict):  # GPUs asked through DRA claims the file or the model knows
                 manifest = pod_through_claims(pod_through_claims(manifest, beside), advisor.state.dra)
-            return dry_run(manifest, nodes, advisor.telemetry, advisor.policy, now, memo, advisor.advise, mix)
+            telemetry, policy, advise = advisor.telemetry, advisor.policy, advisor.advise
+            return dry_run(manifest, nodes, telemetry, policy, now, memo, advise, mix, advisor.holding)
         except GpuAdvisorError:
             raise
         except Exception as exc:  # a manifest shaped in a way the model did not foresee: the input's fault

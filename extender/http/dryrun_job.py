@@ -17,6 +17,7 @@ from extender.http.limits import Limits
 from extender.http.manifests import read_manifest
 from extender.http.shapes import check_shape
 from extender.scoring import ScoringPolicy
+from extender.scoring.holding import look
 from extender.sources.snapshot import SnapshotError, parse_snapshot
 
 __all__ = ["DryRunSetup", "LimitExceeded", "has_snapshot", "parse_dry_run_body", "run_dry_run_job"]
@@ -74,5 +75,6 @@ def run_dry_run_job(setup: DryRunSetup, body: bytes | None, doc: Any, now: float
             cap = limits.gpus_per_node
             raise LimitExceeded(f"snapshot: node {node.name!r} has {gpus} GPUs, over the limit of {cap}")
     telemetry = snap.telemetry(setup.policy.telemetry_max_age_s)
-    answer = dry_run(doc["manifest"], nodes, telemetry, setup.policy, now, None, setup.advise)
+    mix, reserve = look(nodes, snap.pods, setup.policy, now)  # as explain judges against a snapshot
+    answer = dry_run(doc["manifest"], nodes, telemetry, setup.policy, now, None, setup.advise, mix, reserve)
     return "answer", answer.model_dump_json()

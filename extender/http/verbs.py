@@ -157,7 +157,7 @@ class SchedulerVerbs:
     def _version(self, args: ExtenderArgs, pod: PodRequest) -> float | None:
         """Count the pod into the learned mix; its verdicts' version, if remembered (nodeCacheCapable)."""
         self.advisor.learn(pod, pod_key(args.pod))
-        return self.advisor.verdicts_version(pod) if args.node_names is not None else None
+        return self.advisor.verdicts_version(pod, args.pod) if args.node_names is not None else None
 
     async def _filter(
         self, args: ExtenderArgs, names: list[str], sent: dict[str, dict[str, Any]], pod: PodRequest
@@ -169,12 +169,12 @@ class SchedulerVerbs:
         version = self._version(args, pod)
         last = self.whole.reuse("filter", pod, names, version)
         if last is not None:
-            self.advisor.heard(pod, pod_key(args.pod), last.counts[0] > 0)  # a waiting pod is heard again
+            self.advisor.heard(pod, pod_key(args.pod), last.counts[0] > 0, args.pod)  # a waiting pod is heard again
             self._assume(args, pod, last.chosen)
             return last.reply, last.counts
 
         def judge() -> tuple[bytes, Counts, str | None]:
-            verdicts = self.advisor.judge(pod, names, sent, ranked=False, key=pod_key(args.pod))  # no scores
+            verdicts = self.advisor.judge(pod, names, sent, False, pod_key(args.pod), args.pod)  # no scores
             passed, failed, unresolvable = self.fragments.filter_parts(pod, verdicts)
             text = f'{_passed_head(args, verdicts, passed)},"FailedNodes":{{{",".join(failed)}}},'
             text += f'"FailedAndUnresolvableNodes":{{{",".join(unresolvable)}}},"Error":""}}'
@@ -205,7 +205,7 @@ class SchedulerVerbs:
         approvals = self.advisor.approvals
 
         def judge() -> tuple[bytes, str | None]:
-            verdicts = self.advisor.judge(pod, names, sent)
+            verdicts = self.advisor.judge(pod, names, sent, pod=args.pod)
             reply = self.fragments.priorities(pod, verdicts).encode()
             chosen = chosen_by_prioritize(verdicts) if approvals is not None else None
             self.whole.keep("prioritize", pod, names, version, reply, chosen=chosen)

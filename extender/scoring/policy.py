@@ -54,3 +54,6 @@ class ScoringPolicy(BaseModel):
     # Hold a share in milli off an idle GPU a whole-GPU pod is likely to need (``scoring.reserve``): the
     # share waits instead. False: every share goes wherever it fits, as before.
     reserve_whole_gpus: bool = True
+    # How long one pod may be held, in seconds from when it was first held: past it the pod is judged as
+    # if no reserve existed (``scoring.hold_clock``; the replay models the same limit in trace time).
+    reserve_hold_limit_s: float = Field(300.0, gt=0)

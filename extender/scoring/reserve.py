@@ -59,12 +59,14 @@ FULL_FROM = 80
 
 __all__ = [
     "FULL_FROM",
+    "HELD_FOR",
     "Demand",
     "Fleet",
     "claimed",
     "demand",
     "fill",
     "hold",
+    "hold_reason",
     "holds",
     "room",
     "share_milli",
@@ -200,6 +202,16 @@ def share_milli(request: PodRequest) -> int | None:
 
 
 Takes = Callable[[NodeState, tuple[int, int, int], Demand], bool]
+HELD_FOR = "held for whole-GPU pods"  # how every hold's reason begins
+
+
+def hold_reason(milli: int) -> str:
+    """The words a node held off a share of ``milli`` is refused with (docs quote them: a test checks).
+    Fixed words, no running figures: a reply made of them may be given again while the hold lasts."""
+    return (
+        f"{HELD_FOR}: this {milli}-milli share would take room that the whole-GPU pods "
+        "still to come are likely to need; it waits until they have come or room is back"
+    )
 
 
 def hold(
@@ -216,11 +228,7 @@ def hold(
     milli = share_milli(request)
     if milli is None or not holds(wants, fleet, milli):
         return verdicts, 0
-    # Fixed words, no running figures: a reply made of them may be given again while the hold lasts.
-    reason = (
-        f"held for whole-GPU pods: this {milli}-milli share would take room that the whole-GPU pods "
-        "still to come are likely to need; it waits until they have come or room is back"
-    )
+    reason = hold_reason(milli)
     asked = (milli, request.cpu_milli, request.memory_mib)
     takes = takes or takes_of
     out: list[Verdict] = []

@@ -18,13 +18,14 @@ from extender.cluster.state import NodeState
 from extender.model.gpu_share import MILLI_PER_GPU
 from extender.scoring.reserve import Demand, Fleet, room, takes_of
 
-__all__ = ["WAIT_S", "FleetTotals", "Part", "ReserveLedger"]
+__all__ = ["WAIT_S", "FleetTotals", "Part", "ReserveLedger", "node_part"]
 
 WAIT_S = 600.0  # a waiting pod not heard of again for this long is taken as gone
 Part = tuple[tuple[int, ...], int | None, int | None]  # free milli per GPU, free CPU, free memory
 
 
-def _part(node: NodeState | None) -> Part | None:
+def node_part(node: NodeState | None) -> Part | None:
+    """The node's part of the totals (None: it offers no readable GPU sharing)."""
     shares = node.shares if node is not None else None
     if node is None or shares is None or shares.problem:
         return None
@@ -90,7 +91,7 @@ class ReserveLedger:
                 self._totals.clear()
                 names = list(nodes)
             for name in names:
-                self._totals.put(name, _part(nodes.get(name)))
+                self._totals.put(name, node_part(nodes.get(name)))
 
     def fleet(self, wants: Demand, now: float) -> Fleet:
         """The totals, with the room of ``wants``' median whole-GPU pod (summed afresh for a new one)."""

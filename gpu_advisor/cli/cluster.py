@@ -10,6 +10,7 @@ from typing import Any
 
 from extender.cluster.state import ClusterState
 from extender.model.readings import TelemetryBoard
+from extender.scoring.policy import ScoringPolicy
 from extender.sources.cluster_choice import one_look
 from extender.sources.snapshot import Snapshot
 from gpu_advisor.cli.exits import EXIT_NO_ANSWER, CliError
@@ -41,27 +42,32 @@ def _telemetry(
     return board
 
 
+def _policy(args: argparse.Namespace) -> ScoringPolicy:
+    from extender.sources.policy_file import load_policy
+
+    return load_policy(args.policy) if args.policy else ScoringPolicy()
+
+
 def _explain(args: argparse.Namespace) -> int:
     from extender.advice import render
     from extender.advice.dryrun import DryRunError, dry_run
     from extender.cluster.dra_view import pod_through_claims, workload_and_claims
     from extender.http.manifests import read_manifest_file
-    from extender.scoring import ScoringPolicy
-    from extender.scoring.workload import learned_from
+    from extender.scoring.holding import look
     from webhook.rules import advise_with_rules
 
     manifest = read_manifest_file(args.manifest)
     snap = one_look(args.cluster, args.kubeconfig)
-    policy = ScoringPolicy()
+    policy = _policy(args)
     state = snap.cluster(args.cluster)
     manifest, beside = workload_and_claims(manifest)  # a List or several documents: the workload, its claims
     # GPUs asked through DRA claims the file or the snapshot holds
     manifest = pod_through_claims(pod_through_claims(manifest, beside), state.dra)
     telemetry = _telemetry(args, snap, state, policy.telemetry_max_age_s)
     try:
-        nodes = state.nodes_by_name()
-        mix = learned_from((p.key, p.request) for n in nodes.values() for p in n.pods)  # what runs there now
-        answer = dry_run(manifest, nodes, telemetry, policy, time.time(), None, advise_with_rules, mix)
+        nodes, now = state.nodes_by_name(), time.time()
+        mix, reserve = look(nodes, snap.pods, policy, now)
+        answer = dry_run(manifest, nodes, telemetry, policy, now, None, advise_with_rules, mix, reserve)
     except DryRunError as exc:
         raise DryRunError(f"{args.manifest}: {exc}") from None
     print(answer.model_dump_json(indent=2) if args.json else render.dry_run_report(answer))
@@ -71,17 +77,21 @@ def _explain(args: argparse.Namespace) -> int:
 def _diagnose(args: argparse.Namespace) -> int:
     from extender.advice import render
     from extender.advice.diagnose import diagnose
-    from extender.scoring import ScoringPolicy
+    from extender.cluster.dra_view import pod_through_claims
+    from extender.scoring.holding import look
 
     snap = one_look(args.cluster, args.kubeconfig)
     wanted = (args.namespace, args.pod)
     pod = next((p for p in snap.pods if _key(p) == wanted), None)
     if pod is None:
         raise CliError(f"no GPU pod {args.namespace}/{args.pod} in {args.cluster}")
-    policy = ScoringPolicy()
+    policy = _policy(args)
     state = snap.cluster(args.cluster)
     telemetry = _telemetry(args, snap, state, policy.telemetry_max_age_s, f"{args.namespace}/{args.pod}")
-    result = diagnose(pod, state.nodes_by_name(), telemetry, policy, time.time())
+    now = time.time()
+    mix, reserve = look(state.nodes_by_name(), snap.pods, policy, now)
+    pod = dict(pod_through_claims(pod, state.dra))  # GPUs asked through DRA claims, as explain reads them
+    result = diagnose(pod, state.nodes_by_name(), telemetry, policy, now, mix, reserve)
     print(json.dumps(result.to_dict(), indent=2) if args.json else render.diagnosis_report(result))
     return 0
 
@@ -107,6 +117,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     explain.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
     explain.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series: live headroom")
     explain.add_argument("--json", action="store_true", help="print the dry-run answer as JSON")
+    explain.add_argument("--policy", metavar="FILE", help="the scoring policy the extender serves (YAML/JSON)")
     explain.set_defaults(handler=_explain)
 
     diag = commands.add_parser(
@@ -120,6 +131,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     diag.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
     diag.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series (SM history)")
     diag.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+    diag.add_argument("--policy", metavar="FILE", help="the scoring policy the extender serves (YAML/JSON)")
     diag.set_defaults(handler=_diagnose)
 
     snapshot = commands.add_parser("snapshot", help="print the cluster's GPU state as a snapshot file (YAML)")

@@ -153,3 +153,28 @@ def test_the_assets_name_no_other_host() -> None:
     for asset in static.iterdir():
         urls = set(re.findall(r"https?://[^\s\"')]+", asset.read_text()))
         assert urls <= {"http://www.w3.org/2000/svg"}, asset.name
+
+
+def test_the_pending_view_names_a_hold_and_until_when() -> None:
+    from extender.scoring.hold_clock import until_text
+    from extender.scoring.reserve import hold_reason
+    from tests.api.test_hold_limit import T0, _held_advisor, waiting_pod
+
+    now = [T0]
+    advisor = _held_advisor(now)
+    advisor.pod_objects = lambda: [waiting_pod("p", T0 - 60)]
+    with TestClient(create_app(advisor)) as api:
+        found = api.get("/v1/console/pending").json()["pods"][0]
+        hold = next(s for s in found["steps"] if s["step"] == "hold")
+        assert hold == {
+            "step": "hold",
+            "explains": False,  # a 500-milli gap on half takes it without opening an idle GPU
+            "finding": "held off idle for whole-GPU pods; it fits on half",
+            "evidence": [f"idle: {hold_reason(400)}"],
+        }
+        idle = next(v for v in found["node_reasons"] if v["node"] == "idle")
+        assert (idle["fits"], idle["reason"], idle["held_until"]) == (False, hold_reason(400), until_text(T0 + 240))
+        now[0] = T0 + 240  # past its limit: the console places it as the filter does
+        found = api.get("/v1/console/pending").json()["pods"][0]
+        assert next(s for s in found["steps"] if s["step"] == "hold")["explains"] is False
+        assert next(v for v in found["node_reasons"] if v["node"] == "idle")["fits"] is True

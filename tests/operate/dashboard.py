@@ -94,6 +94,8 @@ def _rows() -> list[tuple[str, list[g.Panel]]]:
                 _stat("Replicas ready", "short", "sum(gpu_advisor_ready)"),
                 _stat("Nodes in the model", "short", "max(gpu_advisor_nodes)"),
                 _stat("Over-committed nodes", "short", "max(gpu_advisor_overcommitted_nodes)"),
+                # Each replica counts the pods its own filter calls held: max, as a pod's calls may reach both.
+                _stat("Pods held by the reserve", "short", "max(gpu_advisor_reserve_pods_held)"),
                 _series(
                     "API server watch: age and silence",
                     "s",

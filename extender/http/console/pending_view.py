@@ -1,6 +1,6 @@
 """The pending view: every pending GPU pod with its diagnosis (allocation → memory → placement →
-application, the first step that blocks is the answer) and the per-node reasons the extender gives
-kube-scheduler for it."""
+hold → application, the first step that blocks is the answer) and the per-node reasons the extender
+gives kube-scheduler for it, the reserve's holds included (with until when, ``held_until``)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from extender.advice.diagnose import diagnose
+from extender.cluster.dra_view import pod_through_claims
 from extender.http.advisor import Advisor
 from extender.model.pods import PodSpecError, pod_request
 from extender.scoring import judge_all
+from extender.scoring.hold_clock import until_text
 
 __all__ = ["pending_view"]
 
@@ -26,16 +28,21 @@ def _is_pending_gpu_pod(pod: Mapping[str, Any]) -> bool:
 
 
 def _one(advisor: Advisor, pod: Mapping[str, Any], now: float) -> dict[str, Any]:
-    nodes = advisor.state.nodes_by_name()
+    nodes, mix, policy = advisor.state.nodes_by_name(), advisor.learner.current, advisor.policy
     try:
         request = pod_request(pod)
-        found = diagnose(pod, nodes, advisor.telemetry, advisor.policy, now).to_dict()
+        found = diagnose(pod, nodes, advisor.telemetry, policy, now, mix, advisor.holding).to_dict()
     except PodSpecError as exc:
         meta = pod.get("metadata") or {}
         return {"pod": f"{meta.get('namespace', 'default')}/{meta.get('name', '')}", "problem": str(exc)}
     placer = advisor.state.machines.placer
-    verdicts = judge_all(request, sorted(nodes), nodes, advisor.telemetry, advisor.policy, now, placer=placer)
-    found["node_reasons"] = [v.to_dict() for v in verdicts]
+    verdicts = judge_all(request, sorted(nodes), nodes, advisor.telemetry, policy, now, placer=placer, mix=mix)
+    held = advisor.holding(request, pod)
+    after = held.apply(request, verdicts, nodes)[0] if held is not None else verdicts
+    found["node_reasons"] = [new.to_dict() for new in after]
+    if held is not None:  # the held nodes, and until when at the latest
+        for entry, new, old in zip(found["node_reasons"], after, verdicts, strict=True):
+            entry["held_until"] = until_text(held.until) if old.fits and not new.fits else None
     return found
 
 
@@ -44,5 +51,6 @@ def pending_view(advisor: Advisor) -> dict[str, Any]:
     if source is None:
         return {"listed": False, "pods": [], "note": "this server's cluster source does not list pending pods"}
     now = advisor.clock()
-    pods = [p for p in source() if _is_pending_gpu_pod(p)]
+    dra = advisor.state.dra  # GPUs asked through DRA claims, counted as explain counts them
+    pods = [p for p in (pod_through_claims(p, dra) for p in source()) if _is_pending_gpu_pod(p)]
     return {"listed": True, "pods": [_one(advisor, p, now) for p in pods], "note": None}

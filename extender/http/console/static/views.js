@@ -139,7 +139,9 @@ window.GA = window.GA || {};
       d.problem ? el("p", { class: "error", text: d.problem }) : [
         el("p", { class: "verdict", text: "Explained by " + (d.explained_by || "nothing") }), steps(d),
         el("h2", { text: "What the extender tells kube-scheduler, per node" }),
-        table(["node", "fits", "score", "reason"], d.node_reasons.map((v) => [link(GA.nodeHref(v.node), v.node), v.fits ? "yes" : "no", String(v.score), v.reason]))])));
+        table(["node", "fits", "score", "reason"], d.node_reasons.map((v) => [link(GA.nodeHref(v.node), v.node),
+          v.fits ? "yes" : (v.held_until ? "held" : "no"), String(v.score),
+          v.held_until ? v.reason + " (until " + v.held_until + " at the latest: the hold limit)" : v.reason]))])));
 
   GA.whatIfForm = (onSubmit, last) => {
     const area = el("textarea", { id: "manifest", name: "manifest", spellcheck: "false", placeholder: "Paste a Pod or Deployment manifest (YAML or JSON)" });
