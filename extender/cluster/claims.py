@@ -140,8 +140,8 @@ class Claims:
 
     def put(self, claim: Claim) -> str | None:
         """Keep ``claim``; the node the pod was assumed on before, if any."""
-        old = self._by_uid.get(claim.uid)
-        self._by_uid[claim.uid] = claim
+        old = self._by_uid.pop(claim.uid, None)
+        self._by_uid[claim.uid] = claim  # at the end: the dict stays oldest first
         return old.node if old is not None else None
 
     def drop(self, uid: str) -> str | None:
@@ -152,12 +152,21 @@ class Claims:
     def on(self, node: str) -> list[Claim]:
         return [c for c in self._by_uid.values() if c.node == node]
 
+    def lapsing(self, now: float, ttl: float = CLAIM_TTL_S) -> bool:
+        """Has any claim outlived ``ttl``? (Claims are kept oldest first: the first one tells.)"""
+        first = next(iter(self._by_uid.values()), None)
+        return first is not None and not first.live(now, ttl)
+
     def expire(self, now: float, ttl: float = CLAIM_TTL_S) -> set[str]:
         """Drop the claims older than ``ttl``; the nodes they were on."""
-        old = [c for c in self._by_uid.values() if not c.live(now, ttl)]
-        for claim in old:
+        nodes = set()
+        while self._by_uid:
+            claim = next(iter(self._by_uid.values()))
+            if claim.live(now, ttl):
+                break
             del self._by_uid[claim.uid]
-        return {c.node for c in old}
+            nodes.add(claim.node)
+        return nodes
 
 
 def assignment(pod: Mapping[str, Any], request: PodRequest, shares: GpuShares | None) -> dict[str, str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import heapq
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -54,7 +55,8 @@ class KubeModel:
         # and when each node's counted claims lapse; uids the watch has shown bound, when last seen so.
         self.assumed = Claims()
         self._lapse: dict[str, float] = {}
-        self._seen: dict[str, float] = {}
+        self._lapses: list[tuple[float, str]] = []  # (when, node), a heap; stale entries skipped
+        self._seen: dict[str, float] = {}  # oldest first: a pod seen again moves to the end
 
     def _claimed(self, name: str, node: Mapping[str, Any], keep: bool) -> list[BoundPod]:
         """The pods approved onto ``name`` that the watch has not shown bound: they hold what they ask."""
@@ -73,7 +75,10 @@ class KubeModel:
             if reading is not None:
                 found.append(dataclasses.replace(reading[1], bound_at=claim.at))
         if keep and claims:
-            self._lapse[name] = min(c.at for c in claims) + CLAIM_TTL_S
+            at = min(c.at for c in claims) + CLAIM_TTL_S
+            if self._lapse.get(name) != at:
+                self._lapse[name] = at
+                heapq.heappush(self._lapses, (at, name))
         elif keep:
             self._lapse.pop(name, None)
         return found
@@ -98,12 +103,16 @@ class KubeModel:
     def sweep(self) -> None:
         """Rebuild the nodes whose counted claims have lapsed."""
         now = self.clock()
-        if not self._lapse and not len(self.assumed):
+        if not (self._lapses and self._lapses[0][0] <= now) and not self.assumed.lapsing(now):
             return
         with self.lock:
-            lapsed = {name for name, at in self._lapse.items() if at <= now} | self.assumed.expire(now)
-            for uid in [u for u, at in self._seen.items() if now - at > 2 * CLAIM_TTL_S]:
-                del self._seen[uid]
+            lapsed = self.assumed.expire(now)
+            while self._lapses and self._lapses[0][0] <= now:
+                at, name = heapq.heappop(self._lapses)
+                if self._lapse.get(name) == at:
+                    lapsed.add(name)
+            while self._seen and now - next(iter(self._seen.values())) > 2 * CLAIM_TTL_S:
+                del self._seen[next(iter(self._seen))]
             self._rebuild(lapsed & self.nodes.keys())
 
     def _node_state(self, name: str) -> NodeState:
@@ -161,6 +170,7 @@ class KubeModel:
             if reading is not None and reading.found:
                 self.pods[uid] = reading.found
                 touched.add(reading.found[0])
+                self._seen.pop(uid, None)
                 self._seen[uid] = self.clock()  # where it went is known: no claim on it counts any more
                 assumed_on = self.assumed.drop(uid)
                 if assumed_on is not None:
