@@ -213,9 +213,30 @@ def _key(pod: dict[str, Any]) -> str:
     return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
 
 
+def load_sample(sample: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A folder's Node and Pod objects (``nodes.json``, ``pods.yaml``), or a whole openb trace when ``sample``
+    names its pod list (``openb_pod_list_default.csv``): every GPU node, the pods of seed 42's shipped
+    arrival order until 98 % of the GPU capacity has arrived (as the whole-trace real check ran it)."""
+    if sample.is_dir():
+        nodes = json.loads((sample / "nodes.json").read_text())["items"]
+        return nodes, yaml.safe_load((sample / "pods.yaml").read_text())["items"]
+    from extender.advice.replay import openb
+    from extender.advice.replay.advisor_policy import replay_node_object, replay_pod_object
+
+    specs = openb.load_nodes(sample.parent / "openb_node_list_gpu_node.csv")
+    trace = sample.stem.removeprefix("openb_pod_list_")
+    order = openb.load_shipped_orders(sample.parent.parent, trace, openb.load_pods(sample), len(specs))[42]
+    capacity, arrived, pods = 1000 * sum(n.gpu_count for n in specs), 0, []
+    for i, pod in enumerate(order.pods):
+        if arrived + pod.shape.gpu_request > 0.98 * capacity:
+            break
+        arrived += pod.shape.gpu_request
+        pods.append(replay_pod_object(pod.shape, f"a{i:05d}-{pod.name}".lower()))
+    return [replay_node_object(n.name, n.model, n.cpu_milli, n.memory_mib, n.gpu_count) for n in specs], pods
+
+
 def run(sample: Path, replicas: int, mode: str, outage_at: float, down_s: float) -> dict[str, Any]:
-    nodes = json.loads((sample / "nodes.json").read_text())["items"]
-    pods = yaml.safe_load((sample / "pods.yaml").read_text())["items"]
+    nodes, pods = load_sample(sample)
     with FakeApiServer() as fake, tempfile.TemporaryDirectory() as tmp:
         for node in nodes:
             fake.put("nodes", node)
@@ -237,7 +258,7 @@ def run(sample: Path, replicas: int, mode: str, outage_at: float, down_s: float)
             )
             trigger.start()
         started = time.monotonic()
-        scheduler.run(pods, deadline_s=300)
+        scheduler.run(pods, deadline_s=3600)
         service.stop()
         for replica in group:
             replica.stop(signal.SIGKILL)
@@ -265,7 +286,7 @@ def run(sample: Path, replicas: int, mode: str, outage_at: float, down_s: float)
 def _outage(
     group: list[Replica], scheduler: Scheduler, pods: int, at: float, mode: str, down_s: float, window: dict[str, float]
 ) -> None:
-    _wait(lambda: len(scheduler.bound_at) >= at * pods, 300)
+    _wait(lambda: len(scheduler.bound_at) >= at * pods, 3600)
     if mode == "roll":
         for replica in group:
             replica.stop(signal.SIGTERM)
@@ -307,7 +328,9 @@ def _kubeconfig(url: str) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("sample", type=Path, help="a folder with nodes.json and pods.yaml")
+    parser.add_argument(
+        "sample", type=Path, help="a folder with nodes.json and pods.yaml, or an openb pod list (openb_pod_list_*.csv)"
+    )
     parser.add_argument("--replicas", type=int, default=2)
     parser.add_argument("--mode", choices=("none", "kill", "kill-all", "roll"), default="kill")
     parser.add_argument("--outage-at", type=float, default=0.4, help="share of the pods bound first")

@@ -11,6 +11,7 @@ Tests script trouble: drop the next watch connection mid-stream, or expire histo
 
 from __future__ import annotations
 
+import bisect
 import copy
 import json
 import threading
@@ -230,7 +231,9 @@ class FakeApiServer:
                             }
                             self._chunk(json.dumps(gone).encode() + b"\n")
                             break
-                        pending = [e for e in fake.events if e[0] > since and e[1] == kind]
+                        # events are kept in resourceVersion order: start after ``since`` without a scan
+                        start = bisect.bisect_right(fake.events, since, key=lambda e: e[0])
+                        pending = [e for e in fake.events[start:] if e[1] == kind]
                         if not pending:
                             fake.lock.wait(timeout=0.05)
                             continue
