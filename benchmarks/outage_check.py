@@ -148,14 +148,17 @@ class Scheduler:
         self.lock = threading.Lock()
         self.in_flight = 0
 
-    def run(self, pods: list[dict[str, Any]], deadline_s: float) -> None:
-        self.queue = [Queued(p, i) for i, p in enumerate(pods)]
-        end = time.monotonic() + deadline_s
+    def run(self, pods: list[dict[str, Any]], deadline_s: float, rate: float, until: threading.Event) -> None:
+        """Pods arrive ``rate`` a second (created one after another, as a real check creates them); the
+        loop ends when every pod is bound or given up and ``until`` is set (the outage is over)."""
+        start = time.monotonic()
+        self.queue = [Queued(p, i, ready_at=start + i / rate) for i, p in enumerate(pods)]
+        end = start + deadline_s
         while time.monotonic() < end:
             with self.lock:
                 now = time.monotonic()
                 ready = [q for q in self.queue if q.ready_at <= now]
-                if not self.queue and not self.in_flight:
+                if not self.queue and not self.in_flight and until.is_set():
                     break
             if not ready:
                 time.sleep(0.01)
@@ -235,7 +238,7 @@ def load_sample(sample: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     return [replay_node_object(n.name, n.model, n.cpu_milli, n.memory_mib, n.gpu_count) for n in specs], pods
 
 
-def run(sample: Path, replicas: int, mode: str, outage_at: float, down_s: float) -> dict[str, Any]:
+def run(sample: Path, replicas: int, mode: str, outage_at: float, down_s: float, rate: float = 30.0) -> dict[str, Any]:
     nodes, pods = load_sample(sample)
     with FakeApiServer() as fake, tempfile.TemporaryDirectory() as tmp:
         for node in nodes:
@@ -252,13 +255,14 @@ def run(sample: Path, replicas: int, mode: str, outage_at: float, down_s: float)
         service = Service(group)
         scheduler = Scheduler(service, fake, [n["metadata"]["name"] for n in nodes])
         window: dict[str, float] = {}
-        if mode != "none":
-            trigger = threading.Thread(
-                target=_outage, args=(group, scheduler, len(pods), outage_at, mode, down_s, window), daemon=True
-            )
-            trigger.start()
+        over = threading.Event()
+        if mode == "none":
+            over.set()
+        else:
+            args = (group, scheduler, len(pods), outage_at, mode, down_s, window, over)
+            threading.Thread(target=_outage, args=args, daemon=True).start()
         started = time.monotonic()
-        scheduler.run(pods, deadline_s=3600)
+        scheduler.run(pods, deadline_s=3600, rate=rate, until=over)
         service.stop()
         for replica in group:
             replica.stop(signal.SIGKILL)
@@ -284,6 +288,24 @@ def run(sample: Path, replicas: int, mode: str, outage_at: float, down_s: float)
 
 
 def _outage(
+    group: list[Replica],
+    scheduler: Scheduler,
+    pods: int,
+    at: float,
+    mode: str,
+    down_s: float,
+    window: dict[str, float],
+    over: threading.Event,
+) -> None:
+    try:
+        _stop_and_start(group, scheduler, pods, at, mode, down_s, window)
+    except Exception as exc:  # reported as an outage that did not complete, never raised into the caller
+        print(f"outage: {exc}", file=sys.stderr)
+    finally:
+        over.set()
+
+
+def _stop_and_start(
     group: list[Replica], scheduler: Scheduler, pods: int, at: float, mode: str, down_s: float, window: dict[str, float]
 ) -> None:
     _wait(lambda: len(scheduler.bound_at) >= at * pods, 3600)
@@ -291,7 +313,7 @@ def _outage(
         for replica in group:
             replica.stop(signal.SIGTERM)
             replica.start()
-            _wait(replica.ready, 60)
+            _wait(replica.ready, 120)
         window["back"] = time.monotonic()
         return
     victims = group if mode == "kill-all" else group[:1]
@@ -302,7 +324,7 @@ def _outage(
     for replica in victims:
         replica.start()
     window["up"] = time.monotonic()
-    _wait(lambda: all(r.ready() for r in victims), 60)
+    _wait(lambda: all(r.ready() for r in victims), 120)
     window["back"] = time.monotonic()
 
 
@@ -335,10 +357,11 @@ def main() -> int:
     parser.add_argument("--mode", choices=("none", "kill", "kill-all", "roll"), default="kill")
     parser.add_argument("--outage-at", type=float, default=0.4, help="share of the pods bound first")
     parser.add_argument("--down", type=float, default=3.6, help="seconds a killed replica stays down")
+    parser.add_argument("--rate", type=float, default=30.0, help="pods created a second")
     args = parser.parse_args()
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     for mode in ("none", args.mode):
-        print(json.dumps(run(args.sample, args.replicas, mode, args.outage_at, args.down)))
+        print(json.dumps(run(args.sample, args.replicas, mode, args.outage_at, args.down, args.rate)))
     return 0
 
 
