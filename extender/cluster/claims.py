@@ -169,7 +169,7 @@ class Claims:
         return nodes
 
 
-def assignment(pod: Mapping[str, Any], request: PodRequest, shares: GpuShares | None) -> dict[str, str]:
+def assignment(request: PodRequest, shares: GpuShares | None) -> dict[str, str]:
     """The annotation that records which GPUs a share in the Alibaba convention is bound to: best fit, as
     the convention's own scheduler assigns them, on the node as it is promised now. Recorded on the pod
     before its binding, it fixes the GPU for every reader (the device plugin, every replica's model) and
@@ -178,8 +178,8 @@ def assignment(pod: Mapping[str, Any], request: PodRequest, shares: GpuShares | 
     share = request.share
     if share is None or share.convention != "alibaba" or shares is None:
         return {}
-    if ALIBABA_INDEX in _mapping(_mapping(pod.get("metadata")).get("annotations")):
-        return {}  # recorded already (by whoever bound it before, or by hand)
+    # A record the pod already carries is overwritten: it came from an earlier binding of it that did not
+    # happen (to this node or another), and only the binder writes it.
     memory = shares.memory_mib[0] if shares.memory_mib else None
     gpus = take_gpus(shares.free, request_milli(share, memory), request.gpus)
     if len(gpus) < request.gpus:

@@ -157,7 +157,7 @@ class KubeBinder:
             request = pod_request(pod_through_claims(pod, self.model.state.dra))
         except PodSpecError:
             return {}
-        return assignment(pod, request, state.shares)
+        return assignment(request, state.shares)
 
     def _record(self, binding: Binding, notes: Mapping[str, str]) -> str:
         """Write the GPUs the pod was given onto it before it is bound (its convention's device plugin

@@ -63,7 +63,7 @@ class KubeModel:
         now = self.clock()
         annotations = _meta(node).get("annotations")
         text = annotations.get(ANNOTATION_CLAIMS) if isinstance(annotations, Mapping) else None
-        claims = counted(name, text, self.assumed.on(name), self._seen, now)
+        claims = counted(name, text, self.assumed.on(name) if keep else (), self._seen, now)
         found = []
         for claim in claims:
             if claim.uid in self.pods:
@@ -120,7 +120,9 @@ class KubeModel:
 
     def node_state(self, name: str, node: Mapping[str, Any], keep: bool = False) -> NodeState:
         """``name`` as the Node object ``node`` and the pods bound or approved onto it make it; ``keep``:
-        this is the model's own state of it (its problems counted, its claims' lapse followed)."""
+        this is the model's own state of it (its problems counted, its claims' lapse followed, and this
+        replica's assumptions counted); otherwise only what is bound or claimed at binding (the bind
+        verb's view: a pick that has not reached its binding yet does not move where a share goes)."""
         pods = [p for where, p in self.pods.values() if where == name] + self._claimed(name, node, keep)
         # A slice shape dra_view does not foresee: the node as the API server wrote it.
         with contextlib.suppress(Exception):
