@@ -245,3 +245,15 @@ def test_null_fits_every_field_as_kubernetes_leaves_empty_ones_out(clients: dict
         assert not any(
             w.startswith("invalid-gpu-request") for w in warnings_of(clients["rack"], replaced(base, path, None))
         )
+
+
+def test_the_dry_run_gives_the_same_finding_for_a_field_only_the_rules_read(
+    clients: dict[str, TestClient], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    pod = replaced(BASES["timeslice_latency_sensitive"][2], ("spec", "priority"), "high")
+    reply = clients["simulated"].post("/v1/dry-run", json=pod)
+    assert reply.status_code == 200, reply.text[:300]
+    (finding,) = [f for f in reply.json()["findings"] if f["code"] == "invalid-gpu-request"]
+    assert finding["message"].startswith("spec.priority must be a whole number")
+    assert tracebacks(caplog) == []
