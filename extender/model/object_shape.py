@@ -8,10 +8,9 @@ refused with the path of the first field that does not fit.
 
 A shape is a type tuple (a scalar), :class:`Integer` (a whole number in a range), ``[shape]`` (a list of
 them), ``{name: shape}`` (an object with those fields, others ignored) or ``{str: shape}`` (a map whose
-every value has that shape). ``null``
-fits every shape: Kubernetes leaves empty fields out or sends them as null. Scalars where Kubernetes
-has strings accept numbers and booleans too, as a hand-written YAML manifest has them (``gpu: 1``);
-the readers turn them into strings.
+every value has that shape). ``null`` fits every shape: Kubernetes leaves empty fields out or sends them
+as null. Scalars where Kubernetes has strings accept numbers and booleans too, as a hand-written YAML
+manifest has them (``gpu: 1``); the readers turn them into strings.
 
 ``POD_SHAPE`` holds what the scheduler's readers take for granted; ``ADVICE_SHAPE`` adds what the
 admission rules read besides (the containers' command, args, env and image, the pod's priority), so one
