@@ -1,5 +1,5 @@
 # The image the install runs (the Helm chart's default: ghcr.io/gpu-advisor/gpu-advisor:<appVersion>).
-# Build and push it yourself (README, "The image"):
+# Build and push it yourself (docs/install/cluster.md, "The image"):
 #   docker build -t ghcr.io/<you>/gpu-advisor:0.1.0 . && docker push ghcr.io/<you>/gpu-advisor:0.1.0
 # Reproducible: the base is pinned to a patch release (pin its digest too with
 # --build-arg PYTHON=python:3.11.14-slim-bookworm@sha256:<digest>), every Python package to the

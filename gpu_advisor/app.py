@@ -2,8 +2,8 @@
 (admission webhooks, health), each answering only its own routes; ``create_app`` joins both in one
 app for tests and tools.
 
-In front of every route: the body guard (sizes, time, bytes in flight) and, when asked, bearer-token
-authentication for /v1.
+In front of every route: the body guard (sizes, time, bytes in flight), when asked bearer-token
+authentication for /v1, and HEAD answered as GET without the body.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from extender.http import api, console, rightsize, scheduler, telemetry, usage
 from extender.http.advisor import Advisor
 from extender.http.auth import TokenCheck
 from extender.http.guard import BodyGuard, InFlight, refused_counter
+from extender.http.head import HeadAsGet
 from extender.http.limits import Limits
 from extender.http.offloop import Lane
 from extender.http.query import BlankQueryIsAbsent
@@ -102,7 +103,8 @@ def build_app(edge: Edge, listener: Listener) -> FastAPI:
         app.add_middleware(scheduler.ExtenderFastLane, verbs=verbs)
     app.add_middleware(BodyGuard, limits=edge.limits, refused=edge.refused, in_flight=edge.in_flight)
     if edge.auth is not None and listener != "tls":
-        app.add_middleware(V1Auth, check=edge.auth)  # outermost: no body is read before the token is checked
+        app.add_middleware(V1Auth, check=edge.auth)  # no body is read before the token is checked
+    app.add_middleware(HeadAsGet)  # outermost: every layer inside sees the GET it stands for
     return app
 
 

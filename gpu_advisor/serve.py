@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import ssl
 import zlib
@@ -15,7 +14,6 @@ import orjson
 from prometheus_client import CollectorRegistry
 
 from extender.cluster.state import ClusterState
-from extender.errors import UsageError
 from extender.http.advisor import Advisor
 from extender.http.auth import TokenCheck
 from extender.http.limits import Limits
@@ -32,17 +30,22 @@ from extender.sources.snapshot import simulated_cluster
 from extender.sources.telemetry_trust import TelemetryTrust
 from gpu_advisor.connections import deadline_protocol
 from gpu_advisor.history_sources import history_source, usage_source
+from gpu_advisor.listeners import ServeError, listen, listening_line
 from gpu_advisor.logs import install_log_hygiene
 from gpu_advisor.memory import settle_memory
 from webhook.admission import AdmissionSettings
 
-__all__ = ["ServeError", "build_advisor", "listen", "run", "serve_on_configured_loop", "uvicorn_config"]
+__all__ = [
+    "ServeError",
+    "build_advisor",
+    "listen",
+    "listening_line",
+    "run",
+    "serve_on_configured_loop",
+    "uvicorn_config",
+]
 
 log = logging.getLogger(__name__)
-
-
-class ServeError(UsageError):
-    """The server cannot start as asked; the message says why."""
 
 
 class Runs(Protocol):
@@ -215,26 +218,6 @@ def uvicorn_config(app: Any, host: str, port: int, limits: Limits | None = None,
     )
 
 
-def listen(host: str, port: int) -> socket.socket:
-    """The listening socket, bound before anything is served: a taken port is one line and exit 2, where
-    uvicorn would bind late and, with two listeners, end in a page of tracebacks."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP named, not left 0 as socket.create_server leaves it: asyncio turns Nagle off only on
-    # sockets whose protocol says TCP, and with Nagle on a reply written in two parts (headers, body)
-    # waits for the client's delayed ACK: 40 ms per call on a kept-alive connection (measured).
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind((host, port))
-        sock.listen(2048)
-        return sock
-    except OSError as exc:
-        sock.close()
-        why = os.strerror(exc.errno) if exc.errno else str(exc)
-        raise ServeError(f"cannot listen on {host}:{port}: {why}") from None
-
-
 def run(
     advisor: Advisor,
     background: Background,
@@ -273,6 +256,9 @@ def run(
         servers.append(uvicorn.Server(tls_config))
         background.parts.append(reloader)
     install_log_hygiene()
+    # uvicorn names no address when handed bound sockets. Its logger (configured by now) is the one its
+    # own start-up lines go through, written whatever --log-level says.
+    logging.getLogger("uvicorn.error").info(listening_line([s.getsockname() for s in listeners]))
     if advisor.state.ready:  # a snapshot: built already (a live cluster's watch does this once synced)
         advisor.keep_standing()
         settle_memory([advisor])

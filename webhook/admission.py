@@ -30,7 +30,7 @@ from extender.cluster.dra_view import pod_through_claims
 from extender.errors import MalformedInput, validation_problems
 from extender.model.pods import ANNOTATION_GPU_MEMORY, PodSpecError, pod_request, pod_template
 from webhook.reach import AdvisorReach, reach_finding
-from webhook.rules import ClusterView, Finding, evaluate_rules, workload_from
+from webhook.rules import ClusterView, Finding, evaluate_rules, invalid_request, workload_from
 
 __all__ = [
     "ANNOTATION_ADVICE",
@@ -170,7 +170,7 @@ def unreadable_finding(template: Mapping[str, Any] | None, exc: Exception) -> Fi
             if memory is not None
             else f"the pod spec cannot be read ({type(exc).__name__}: {exc})"
         )
-    return Finding("invalid-gpu-request", "error", message, "fix the value; see the gpu-advisor README")
+    return invalid_request(message)
 
 
 @dataclass
@@ -204,7 +204,10 @@ def _judge(
         if pod_through_claims(template, view.dra) is template:
             return _Judged([])
         return _Judged([reach] if reach else [], is_gpu=True)
-    workload = workload_from(str(obj.get("kind")), name, namespace, template, request)
+    try:
+        workload = workload_from(str(obj.get("kind")), name, namespace, template, request)
+    except PodSpecError as exc:  # a field a rule reads is of the wrong type
+        return _Judged([unreadable_finding(template, exc), *([reach] if reach else [])], is_gpu=True)
     findings = evaluate_rules(workload, view)
     return _Judged([*findings, reach] if reach else findings, is_gpu=True)
 

@@ -10,6 +10,7 @@ holds them together by itself. A pod template that launches a multi-node job (to
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,6 +20,12 @@ from webhook.workload import ClusterView, Finding, Workload
 __all__ = ["multi_node_without_group"]
 
 _NODES_ENV = ("NNODES", "PET_NNODES")
+# A node count as people write it: ASCII digits, a sane length ("²".isdigit() is True; int() refuses it).
+_COUNT = re.compile(r"[0-9]{1,6}")
+
+
+def _above_one(text: str) -> bool:
+    return _COUNT.fullmatch(text) is not None and int(text) > 1
 
 
 def multi_node_without_group(w: Workload, view: ClusterView) -> list[Finding]:
@@ -40,7 +47,8 @@ def multi_node_without_group(w: Workload, view: ClusterView) -> list[Finding]:
 
 
 def _multi_node(spec: Mapping[str, Any]) -> str | None:
-    """What says a pod template is one of several nodes of a job; None when nothing does."""
+    """What says a pod template is one of several nodes of a job; None when nothing does. The template
+    fits ``ADVICE_SHAPE``: command and args are lists of scalars, env a list of name/value objects."""
     for container in spec.get("containers") or []:
         if not isinstance(container, Mapping):
             continue
@@ -48,14 +56,14 @@ def _multi_node(spec: Mapping[str, Any]) -> str | None:
             str(e.get("name")): str(e.get("value", "")) for e in container.get("env") or [] if isinstance(e, Mapping)
         }
         for name in _NODES_ENV:
-            if env.get(name, "").isdigit() and int(env[name]) > 1:
+            if _above_one(env.get(name, "")):
                 return f"{name}={env[name]}"
         words = [str(w) for w in (container.get("command") or []) + (container.get("args") or [])]
         for n, word in enumerate(words):
             value = word.split("=", 1)[1] if word.startswith("--nnodes=") else None
             if word == "--nnodes" and n + 1 < len(words):
                 value = words[n + 1]
-            if value is not None and value.split(":")[-1].isdigit() and int(value.split(":")[-1]) > 1:
+            if value is not None and _above_one(value.split(":")[-1]):
                 return f"--nnodes {value}"
         if "MASTER_ADDR" in env:
             return "MASTER_ADDR set"

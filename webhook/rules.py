@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from extender.cluster.state import NodeState
 from extender.model.mig_profiles import profile_memory_gb
-from extender.model.pods import PodRequest
+from extender.model.pods import PodRequest, PodSpecError
 from extender.placement import nvlink_clique
 from webhook.amd_rules import amd_partition_unavailable
 from webhook.clique_rule import multi_node_without_group
@@ -32,7 +32,7 @@ from webhook.sharing_rules import (
     timeslice_memory,
     timeslice_multi_gpu,
 )
-from webhook.workload import ClusterView, Finding, Workload, workload_from
+from webhook.workload import ClusterView, Finding, Workload, invalid_request, workload_from
 
 __all__ = [
     "RULES",
@@ -41,6 +41,7 @@ __all__ = [
     "Workload",
     "advise_with_rules",
     "evaluate_rules",
+    "invalid_request",
     "workload_from",
 ]
 
@@ -182,7 +183,8 @@ def advise_with_rules(
     kind: str, name: str, namespace: str, template: Mapping[str, Any], request: PodRequest, nodes: Iterable[NodeState]
 ) -> list[dict[str, str]]:
     """The rules' findings as plain dicts, for the dry-run."""
-    return [
-        f.to_dict()
-        for f in evaluate_rules(workload_from(kind, name, namespace, template, request), ClusterView(tuple(nodes)))
-    ]
+    try:
+        workload = workload_from(kind, name, namespace, template, request)
+    except PodSpecError as exc:
+        return [invalid_request(str(exc)).to_dict()]
+    return [f.to_dict() for f in evaluate_rules(workload, ClusterView(tuple(nodes)))]

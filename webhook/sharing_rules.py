@@ -32,6 +32,10 @@ def _gpu_nodes(nodes: Iterable[NodeState]) -> list[NodeState]:
     return [n for n in nodes if n.gpu_total > 0]
 
 
+def _gib(mib: float) -> str:
+    return f"{mib / 1024:.0f}"
+
+
 def _names(nodes: list[NodeState]) -> str:
     return ", ".join(n.name for n in nodes[:3]) + (" …" if len(nodes) > 3 else "")
 
@@ -93,20 +97,22 @@ def timeslice_memory(w: Workload, view: ClusterView) -> list[Finding]:
     if not w.request.gpus or not shared:
         return []
     out = _vllm_share(w, max(n.replicas for n in shared))
-    memory = w.memory_total_gb()
+    memory = w.memory
     if memory is None:
         return out
-    need, source = memory
+    what = "declared" if memory.declared else "inferred"
     for node in shared:
-        capacity = node.physical_gpus * _gb(node.gpu_memory_mib)
-        neighbours = node.declared_memory_mib() * GB_PER_MIB
-        if neighbours + need > capacity:
+        gpu = node.gpu_memory_mib or 0
+        # Which GPU each neighbour's replicas sit on is not known: their declared memory is taken as spread
+        # evenly over the node's physical GPUs, and the pod as landing on one of them.
+        neighbours = node.declared_memory_mib() / max(1, node.physical_gpus)
+        if memory.per_gpu_mib + neighbours > gpu:
             out.append(
                 Finding(
                     "timeslice-memory",
                     "warning",
-                    f"{node.name}: {need:.0f} GB ({source.split(':')[0]}) + {neighbours:.0f} GB declared"
-                    f" by neighbours > {capacity:.0f} GB",
+                    f"{node.name}: {_gib(memory.per_gpu_mib)} GiB/GPU ({what}) + {_gib(neighbours)} GiB/GPU declared"
+                    f" by neighbours > one {_gib(gpu)} GiB GPU",
                     "shared GPUs have no memory isolation: one "
                     "OOM hits every tenant; declare less memory or use MIG/whole GPUs",
                 )

@@ -1,5 +1,9 @@
 """What the admission rules read and write: the workload (a pod, or a controller's pod template, with
-the model it serves), the cluster as the rules see it, and a finding."""
+the model it serves), the cluster as the rules see it, and a finding.
+
+A workload is made only from a template that fits ``ADVICE_SHAPE`` (the same check as the extender's
+objects, over every field a rule reads): the rules may then take Kubernetes' types for granted, and a
+field of the wrong type is one ``invalid-gpu-request`` finding naming it, never an exception in a rule."""
 
 from __future__ import annotations
 
@@ -11,9 +15,19 @@ from extender.cluster.dra_view import NO_DRA, DraObjects
 from extender.cluster.selectors import eligible_nodes
 from extender.cluster.state import NodeState
 from extender.model.needs import MemoryNeed, ModelNeed, memory_need
-from extender.model.pods import PodRequest
+from extender.model.object_shape import ADVICE_SHAPE, shape_problem
+from extender.model.pods import PodRequest, PodSpecError
 
-__all__ = ["GB_PER_MIB", "MAX_MESSAGE", "ClusterView", "Finding", "Severity", "Workload", "workload_from"]
+__all__ = [
+    "GB_PER_MIB",
+    "MAX_MESSAGE",
+    "ClusterView",
+    "Finding",
+    "Severity",
+    "Workload",
+    "invalid_request",
+    "workload_from",
+]
 
 Severity = Literal["info", "warning", "error"]
 MAX_MESSAGE = 120
@@ -65,16 +79,8 @@ class Workload:
     def latency_sensitive(self) -> bool:
         if self.request.latency_sensitive:
             return True
-        spec = self.spec
-        return spec.get("priorityClassName") in HIGH_PRIORITY_CLASSES or int(spec.get("priority") or 0) >= 1_000_000
-
-    def memory_total_gb(self) -> tuple[float, str] | None:
-        """(GB over all its GPUs, where it comes from): declared × GPUs, or the model server's whole need."""
-        if self.request.gpu_memory_mib:
-            return self.request.gpu_memory_mib * GB_PER_MIB * max(1, self.request.gpus), "declared"
-        if self.model is not None:
-            return self.model.need_gb, f"inferred: {self.model.describe()}"
-        return None
+        spec = self.spec  # its priority is an int32 or absent: workload_from checked it
+        return spec.get("priorityClassName") in HIGH_PRIORITY_CLASSES or (spec.get("priority") or 0) >= 1_000_000
 
     def memory_per_gpu_gb(self) -> tuple[float, str] | None:
         """(GB per GPU, where it comes from), declared first, else inferred from the model."""
@@ -98,4 +104,12 @@ class ClusterView:
 
 
 def workload_from(kind: str, name: str, namespace: str, template: Mapping[str, Any], request: PodRequest) -> Workload:
+    """The workload the rules judge; :class:`PodSpecError` naming the first field a rule could not read."""
+    if (problem := shape_problem(template, ADVICE_SHAPE)) is not None:
+        raise PodSpecError(problem)
     return Workload(kind, name, namespace, template, request)
+
+
+def invalid_request(message: str) -> Finding:
+    """The finding for an object whose GPU request, knobs or rule-read fields cannot be read."""
+    return Finding("invalid-gpu-request", "error", message, "fix the value; see docs/admission.md")

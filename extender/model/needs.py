@@ -124,13 +124,21 @@ class ModelNeed:
         return self.model.rstrip("/").rsplit("/", 1)[-1]
 
 
+# Far above any model served today (Llama-3 405 B, DeepSeek-V3 671 B); a name claiming more (``1e999B``
+# spelt out in 400 nines) names no size we can use, and must not reach the arithmetic as inf.
+_MAX_PARAMS_B = 100_000.0
+
+
 def _params_b(model: str) -> float | None:
     best = None
     for experts, number, unit in _PARAMS.findall(model.rstrip("/").rsplit("/", 1)[-1]):
+        if len(number) > 12 or len(experts) > 6:
+            continue
         size = float(number) / (1000 if unit.lower() == "m" else 1)
         if experts:
             size = _MOE_TOTAL_B.get((experts, number), int(experts) * size)
-        best = size if best is None else max(best, size)
+        if 0 < size <= _MAX_PARAMS_B:
+            best = size if best is None else max(best, size)
     return best
 
 

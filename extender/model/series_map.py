@@ -48,7 +48,7 @@ _HOLDER_LABELS = (
 _RELABEL_FIX = (
     "relabel the DCGM exporter's scrape so the node is a label: in its ServiceMonitor add "
     "relabelings [{sourceLabels: [__meta_kubernetes_pod_node_name], targetLabel: node}] "
-    "(README: Live telemetry)"
+    "(docs/telemetry.md)"
 )
 
 

@@ -83,16 +83,28 @@ def _words(container: Mapping[str, Any]) -> list[str]:
     return words
 
 
+# Bounds on what a flag may say: no server spans a million GPUs or a 2^31-token context, and a fraction
+# of a GPU is in (0, 1]. A value outside them (inf, NaN, 400 nines) is read as not given, never as a number
+# that overflows the arithmetic downstream.
+_MAX_WHOLE = 2**31 - 1
+_MAX_PARALLEL = 2**20
+
+
 def _number(text: str | None, kind: type[int] | type[float]) -> Any:
+    if not text or len(text) > 24:
+        return None
     try:
-        return kind(text) if text else None
+        value = kind(text)
     except ValueError:
         return None
+    if kind is float:
+        return value if 0 < value <= 1 else None  # False for NaN as well
+    return value if 0 < value <= _MAX_WHOLE else None
 
 
 def _positive(text: str | None) -> int:
     value = _number(text, int)
-    return value if isinstance(value, int) and value > 0 else 1
+    return value if isinstance(value, int) and value <= _MAX_PARALLEL else 1
 
 
 def _model_name(words: list[str], env: Mapping[str, str], framework: str) -> str | None:

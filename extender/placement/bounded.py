@@ -10,8 +10,8 @@ GPUs and never finish at 40, so a board with more than :data:`EXACT_LIMIT` GPUs 
 
 Work is O(MAX_PASSES · m²) with m ≤ :data:`MAX_GPUS` (at most 16 × 4,096 swap looks). The answer is
 a local optimum under single swaps; its gap to the exact optimum is measured by
-``benchmarks/placement.py`` on boards where exhaustive search is feasible (16 GPUs): see the README's
-placement figures. Ties go to the lowest indices, as in the exact methods.
+``benchmarks/placement.py`` on boards where exhaustive search is feasible (16 GPUs): see
+docs/performance.md, "Placement". Ties go to the lowest indices, as in the exact methods.
 """
 
 from __future__ import annotations

@@ -23,11 +23,16 @@ if TYPE_CHECKING:
 
     from extender.sources.kube_watch import KubeSource
 
-__all__ = ["KUBE", "SIMULATED", "LiveModel", "live_model", "one_look", "source_name"]
+__all__ = ["KUBE", "NO_KUBECONFIG", "SIMULATED", "LiveModel", "live_model", "one_look", "source_name"]
 
 SIMULATED = "simulated"
 SIMULATED_RACK = "simulated-rack"  # the simulated cluster beside an NVL72 rack of 18 trays
 KUBE = "kube"
+# Said when --cluster kube (the default of diagnose, snapshot, rightsize and usage) finds no kubeconfig.
+NO_KUBECONFIG = (
+    "--cluster kube reads the live cluster through --kubeconfig FILE, $KUBECONFIG or ~/.kube/config; "
+    "--cluster simulated reads the built-in one, --cluster FILE a snapshot"
+)
 
 
 def source_name(cluster: str) -> str:
@@ -46,6 +51,9 @@ def one_look(cluster: str, kubeconfig: str | None = None) -> Snapshot:
 
         try:
             api = kube_api(kubeconfig)
+        except Exception as exc:  # no kubeconfig, or one that does not load: say what was read, and the choice
+            raise ApiServerError(f"cannot read a kubeconfig ({api_error_message(exc)}); {NO_KUBECONFIG}") from None
+        try:
             nodes, pods = list_cluster(api)
             dra = DraObjects.read(list_dra(api.api_client))
         except Exception as exc:  # the client raises many kinds; the user needs the one line

@@ -126,7 +126,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     diag.add_argument("pod", metavar="POD", help="the pod's name")
     diag.add_argument("-n", "--namespace", default="default", help="the pod's namespace (default default)")
     diag.add_argument(
-        "--cluster", default="kube", metavar="kube|FILE", help="the live cluster (default kube) or a snapshot file"
+        "--cluster",
+        default="kube",
+        metavar="kube|simulated|FILE",
+        help="the live cluster (default kube), the built-in simulated cluster, or a snapshot file",
     )
     diag.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
     diag.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series (SM history)")

@@ -85,7 +85,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "rightsize", help="which workloads hold more GPU than they use, and what to ask for instead"
     )
     cmd.add_argument(
-        "--cluster", default="kube", metavar="kube|simulated|FILE", help="where the pods are (owners); default kube"
+        "--cluster",
+        default="kube",
+        metavar="kube|simulated|FILE",
+        help="where the pods are (owners): the live cluster (default kube), the built-in simulated cluster, "
+        "or a snapshot file",
     )
     cmd.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
     cmd.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series (the history)")

@@ -4,12 +4,14 @@ A pod selected by a policy with policyType Ingress accepts only what some rule o
 allows; a pod no policy selects accepts everything. A peer with only podSelector means pods of the
 policy's own namespace; with only namespaceSelector, every pod of those namespaces; with both, pods
 matching both. A rule without `from` admits any source; without `ports`, any port. Ports are compared
-by name (as the manifests name them) or number. The kubelet's probes, from the pod's own node, are
-always allowed and are not modelled here.
+by name (as the manifests name them) or number. A pod on the host network has its node's address: no
+pod selector matches it, only an ipBlock holding that address. The kubelet's probes, from the pod's own
+node, are always allowed and are not modelled here.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +23,7 @@ class Pod:
     namespace: str
     labels: dict[str, str]
     namespace_labels: dict[str, str] = field(default_factory=dict)
+    host_ip: str | None = None  # set: a pod on the host network, calling from this address
 
     def namespace_labelled(self) -> dict[str, str]:
         # The API server labels every namespace with its own name.
@@ -44,7 +47,16 @@ def ingress_policies(docs: list[Doc], target: Pod) -> list[Doc]:
 
 
 def _peer_admits(peer: Doc, policy_namespace: str, source: Pod) -> bool:
-    assert set(peer) <= {"podSelector", "namespaceSelector"}, f"only selectors are modelled: {peer}"
+    if "ipBlock" in peer:
+        assert set(peer) == {"ipBlock"}, f"an ipBlock stands alone in a peer: {peer}"
+        if source.host_ip is None:
+            return False  # a pod's own address: ipBlocks are meant for addresses outside the cluster
+        address = ipaddress.ip_address(source.host_ip)
+        excepted = any(address in ipaddress.ip_network(c) for c in peer["ipBlock"].get("except", []))
+        return address in ipaddress.ip_network(peer["ipBlock"]["cidr"]) and not excepted
+    assert set(peer) <= {"podSelector", "namespaceSelector"}, f"only selectors and ipBlocks are modelled: {peer}"
+    if source.host_ip is not None:
+        return False  # host-network traffic carries the node's address: no pod selector matches it
     if "namespaceSelector" in peer:
         namespace_ok = matches(peer["namespaceSelector"], source.namespace_labelled())
     else:

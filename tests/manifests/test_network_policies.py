@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 import yaml
 
 from tests.manifests.network import Pod, allowed, ingress_policies
-from tests.manifests.rendering import Doc, find, workloads
+from tests.manifests.rendering import MANIFESTS, Doc, find, workloads
+from tests.manifests.rendering import render as kustomize
+from tests.operate.chart import render as chart
 
 NS = "gpu-advisor"
 ADVISOR = Pod(NS, {"app.kubernetes.io/name": "gpu-advisor"})
@@ -105,3 +109,43 @@ def test_the_agent_serves_metrics_where_the_advisor_scrapes_them(rendered: list[
     (container,) = daemonset["spec"]["template"]["spec"]["containers"]
     assert "--port=9401" in container["args"]
     assert container_ports(rendered, AGENT) == {"metrics": 9401}
+
+
+# kubeadm's kube-scheduler: a static pod on the host network of a control-plane node at 10.0.0.5.
+HOST_SCHEDULER = Pod("kube-system", {"component": "kube-scheduler", "tier": "control-plane"}, host_ip="10.0.0.5")
+ELSEWHERE = Pod("kube-system", {"component": "kube-scheduler"}, host_ip="10.0.1.5")
+
+
+def with_component(tmp_path: Path, component: str, cidr: str) -> list[Doc]:
+    """manifests/ with one of its components listed and its CIDR set, as the docs tell a user to."""
+    copy = tmp_path / "manifests"
+    shutil.copytree(MANIFESTS, copy)
+    kustomization = copy / "kustomization.yaml"
+    text = kustomization.read_text()
+    assert f"# components:\n#   - components/{component}\n" in text, "the commented entry the docs name"
+    kustomization.write_text(
+        text.replace(f"# components:\n#   - components/{component}\n", f"components:\n  - components/{component}\n")
+    )
+    patch = copy / "components" / component / "kustomization.yaml"
+    patch.write_text(patch.read_text().replace("cidr: 10.0.0.0/24", f"cidr: {cidr}"))
+    return kustomize(copy)
+
+
+def test_a_host_network_scheduler_is_refused_by_default(rendered: list[Doc]) -> None:
+    assert not allowed(rendered, HOST_SCHEDULER, ADVISOR, "http")
+    assert not allowed(chart(), HOST_SCHEDULER, ADVISOR, "http")
+
+
+def test_the_chart_admits_a_host_network_scheduler_by_its_nodes_cidr() -> None:
+    docs = chart({"scheduler": {"enabled": False, "hostNetworkCidrs": ["10.0.0.0/24"]}})
+    assert allowed(docs, HOST_SCHEDULER, ADVISOR, "http")
+    assert not allowed(docs, ELSEWHERE, ADVISOR, "http")
+    assert allowed(docs, KUBE_SCHEDULER, ADVISOR, "http"), "the selectors stay"
+    assert not allowed(docs, ANY_POD, ADVISOR, "http"), "the CIDR admits addresses, not every pod"
+
+
+def test_the_kustomize_component_admits_the_same_as_the_chart_value(tmp_path: Path) -> None:
+    docs = with_component(tmp_path, "host-network-scheduler", "10.0.0.0/24")
+    assert allowed(docs, HOST_SCHEDULER, ADVISOR, "http") and not allowed(docs, ELSEWHERE, ADVISOR, "http")
+    chart_policy = find(chart({"scheduler": {"hostNetworkCidrs": ["10.0.0.0/24"]}}), "NetworkPolicy", "gpu-advisor")
+    assert find(docs, "NetworkPolicy", "gpu-advisor")["spec"] == chart_policy["spec"]

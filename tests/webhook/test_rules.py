@@ -143,11 +143,13 @@ def test_vllm_on_a_gpu_shared_4_ways_must_lower_its_memory_utilization() -> None
     assert "timeslice-memory" not in findings(lowered)
 
 
-def test_declared_memory_of_neighbours_plus_this_pod_over_the_shared_gpus_warns() -> None:
-    # t4-ts-a: 4 physical T4 × 15 GB = 60 GB; neighbours declared 2 × 6 GB + 1 × 4 GB = 16 GB; + 2 × 24 GB = 64 > 60.
-    template = pod(2, selector=T4, annotations={"gpu-advisor.io/gpu-memory": "24Gi"})
+def test_declared_memory_of_neighbours_plus_this_pod_over_one_shared_gpu_warns() -> None:
+    # t4-ts-a: 4 physical T4 of 15 GiB; neighbours declared 2 × 6 GiB + 1 × 4 GiB = 16 GiB, 4 GiB per GPU.
+    # 12 GiB + 4 GiB = 16 GiB > 15 GiB: warned; 10 GiB + 4 GiB = 14 GiB fits one GPU.
+    template = pod(1, selector=T4, annotations={"gpu-advisor.io/gpu-memory": "12Gi"})
     f = findings(template)["timeslice-memory"]
-    assert f.message == "t4-ts-a: 48 GB (declared) + 16 GB declared by neighbours > 60 GB"
+    assert f.message == "t4-ts-a: 12 GiB/GPU (declared) + 4 GiB/GPU declared by neighbours > one 15 GiB GPU"
+    assert "timeslice-memory" not in findings(pod(1, selector=T4, annotations={"gpu-advisor.io/gpu-memory": "10Gi"}))
 
 
 def test_declared_memory_is_preferred_to_inference_and_the_message_says_which() -> None:
