@@ -206,6 +206,8 @@ def measure(count: int, pods: int, warm: int, bind_verb: bool, work: Path) -> di
         argv += ["--host", "127.0.0.1", "--port", str(port)]
         with wire.server(argv, port) as (proc, startup):
             caller = Caller(port)
+            settle(proc.pid)
+            out["ready_rss"] = wire.rss_mib(proc.pid)[0]
             schedule(caller, api, range(warm), names_json, bind_verb)
             settle(proc.pid, api.caught_up)
             cpu, started = cpu_seconds(proc.pid), time.perf_counter()
@@ -254,13 +256,16 @@ def main(argv: list[str] | None = None) -> int:
     for key in ("KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"):
         os.environ.pop(key, None)  # the server reads the kubeconfig given, never in-cluster credentials
     print(f"load average at start: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
-    print("nodes | advisor CPU ms/pod | pods/s by CPU | loop pods/s | no-op CPU ms/pod | no-op loop pods/s | RSS MiB")
+    print(
+        "nodes | advisor CPU ms/pod | pods/s by CPU | loop pods/s | no-op CPU ms/pod | no-op loop pods/s"
+        " | RSS MiB ready → after"
+    )
     for count in (int(n) for n in args.nodes.split(",")):
         with tempfile.TemporaryDirectory() as folder:
             m = measure(count, args.pods, args.warm, args.bind_verb, Path(folder))
         print(
             f"{count:5d} | {m['cpu_ms']:18.2f} | {1000 / max(m['cpu_ms'], 1e-9):13.0f} | {m['loop_pods_s']:11.1f} |"
-            f" {m['noop_cpu_ms']:16.2f} | {m['noop_loop_pods_s']:17.1f} | {m['rss']:.0f} (peak {m['peak']:.0f})"
+            f" {m['noop_cpu_ms']:16.2f} | {m['noop_loop_pods_s']:17.1f} | {m['ready_rss']:.0f} → {m['rss']:.0f}"
             f"   [start-up {m['startup_s']:.1f} s; {m['unschedulable']:.0f} of {args.pods} pods unschedulable]"
         )
     print(f"load average at end: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")

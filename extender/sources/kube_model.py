@@ -43,6 +43,9 @@ class KubeModel:
         self.clock = clock
         self.nodes: dict[str, dict[str, Any]] = {}
         self.pods: dict[str, tuple[str, BoundPod]] = {}  # pod uid → (node, pod)
+        # The same pods by node (uid → pod, in the order of ``pods``): a binding rebuilds its node from
+        # that node's pods, not from a pass over every bound pod (3,000 of them: 5 ms an event).
+        self._on_node: dict[str, dict[str, BoundPod]] = {}
         self.pod_index = PodIndex()  # every bound pod's node and IP, for placing telemetry series
         self.dra: dict[str, dict[str, Mapping[str, Any]]] = {what: {} for what in DRA_RESOURCES}
         # Bound pods that ask through claims, as sent: re-read when a claim or template they name changes.
@@ -50,7 +53,7 @@ class KubeModel:
         self.lock = threading.Lock()
 
     def _node_state(self, name: str) -> NodeState:
-        pods = [p for node, p in self.pods.values() if node == name]
+        pods = list(self._on_node.get(name, {}).values())
         node: Mapping[str, Any] = self.nodes[name]
         # A slice shape dra_view does not foresee: the node as the API server wrote it.
         with contextlib.suppress(Exception):
@@ -93,15 +96,28 @@ class KubeModel:
             return
         with self.lock:
             touched = set()
-            old = self.pods.pop(uid, None)
+            old = self._pop_pod(uid)
             if old:
                 touched.add(old[0])
             if reading is not None and reading.found:
-                self.pods[uid] = reading.found
+                self._put_pod(uid, reading.found)
                 touched.add(reading.found[0])
             self.invalid.update("Pod", key, reading.problems if reading else ())
             self._keep_claim_pod(uid, obj if reading is not None else None)
             self._rebuild(touched)
+
+    def _pop_pod(self, uid: str) -> tuple[str, BoundPod] | None:
+        old = self.pods.pop(uid, None)
+        if old is not None:
+            on_node = self._on_node[old[0]]
+            del on_node[uid]
+            if not on_node:
+                del self._on_node[old[0]]
+        return old
+
+    def _put_pod(self, uid: str, found: tuple[str, BoundPod]) -> None:
+        self.pods[uid] = found
+        self._on_node.setdefault(found[0], {})[uid] = found[1]
 
     def _read_pod(self, obj: Mapping[str, Any]) -> Any:
         return read_bound_pod(pod_through_claims(obj, self.state.dra))
@@ -156,9 +172,9 @@ class KubeModel:
             old = self.pods.get(uid)
             if reading.found == old:
                 continue
-            self.pods.pop(uid, None)
+            self._pop_pod(uid)
             if reading.found:
-                self.pods[uid] = reading.found
+                self._put_pod(uid, reading.found)
             touched |= {found[0] for found in (old, reading.found) if found}
         return touched
 
@@ -180,6 +196,7 @@ class KubeModel:
 
     def _replace_pods(self, objects: list[Mapping[str, Any]]) -> None:
         self.pods = {}
+        self._on_node = {}
         self.claim_pods = {}
         seen = []
         for item in objects:
@@ -192,7 +209,8 @@ class KubeModel:
                 continue
             self.invalid.update("Pod", key, reading.problems)
             if reading.found:
-                self.pods[_uid(item)] = reading.found
+                self._pop_pod(_uid(item))  # a list naming one uid twice keeps the last, as the dict did
+                self._put_pod(_uid(item), reading.found)
             self._keep_claim_pod(_uid(item), item)
         self.invalid.retain("Pod", seen)
         self.pod_index.reset(objects)
