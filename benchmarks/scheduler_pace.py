@@ -12,7 +12,8 @@ names that passed, both in the compact JSON Go's encoder writes, over one kept-a
 binds the pod to the top-scored node, and the binding reaches the advisor as it would in a cluster,
 through the pods watch of ``--cluster kube``. Pods cycle through the shapes kube-scheduler sends: whole
 GPUs (1, 2, 4, 8), Alibaba milli shares (annotations ``alibabacloud.com/gpu-milli`` and
-``alibabacloud.com/gpu-count``) and CPU-only pods. ``--bind-verb`` also calls ``/scheduler/bind`` (the
+``alibabacloud.com/gpu-count``) and CPU-only pods. ``--fleet bare``: the real-cluster measurement's
+setup instead, 8-GPU nodes without topology and one-GPU pods only. ``--bind-verb`` also calls ``/scheduler/bind`` (the
 binding then still arrives through the watch). The first ``--warm`` pods are not counted.
 
 Printed per node count: the advisor's CPU milliseconds per scheduled pod (its process's user + system
@@ -51,6 +52,10 @@ ALIBABA_MILLI, ALIBABA_COUNT = "alibabacloud.com/gpu-milli", "alibabacloud.com/g
 # (GPUs, milli of each: None for whole GPUs, CPU milli): the cycle of pods kube-scheduler is handed
 SHAPES = [(1, None, 4000), (1, 500, 2000), (0, None, 2000), (2, None, 8000), (1, None, 4000), (1, 250, 1000)]
 SHAPES += [(4, None, 16000), (0, None, 500), (1, 500, 2000), (8, None, 32000), (1, None, 4000), (1, 700, 2000)]
+# --fleet: node kinds in turn, and the pods' shapes. "bare": the real-cluster measurement's setup, 8-GPU
+# nodes without a node agent and one-GPU pods.
+FLEETS = {"mixed": (("h100", "gpu", "share"), SHAPES), "bare": (("gpu",), [(1, None, 100)])}
+CHOSEN = {"fleet": "mixed"}
 
 
 def sibling(name: str) -> Any:
@@ -75,7 +80,8 @@ def fleet(count: int) -> list[dict[str, Any]]:
     base = {"cpu": "96", "memory": "393216Mi", "pods": "110"}
     nodes = []
     for i in range(count):
-        kind = ("h100", "gpu", "share")[i % 3]
+        kinds = FLEETS[CHOSEN["fleet"]][0]
+        kind = kinds[i % len(kinds)]
         name = f"{kind}-{i:05d}"
         capacity = base | ({ALIBABA_COUNT: "8", ALIBABA_MILLI: "8000"} if kind == "share" else {"nvidia.com/gpu": "8"})
         notes = {ANNOTATION_TOPOLOGY: topology} if kind == "h100" else {}
@@ -99,7 +105,8 @@ def _template() -> str:
 
 def pod_object(i: int) -> dict[str, Any]:
     """The i-th pending pod as kube-scheduler sends it (the captured filter body's Pod, reshaped)."""
-    gpus, milli, cpu = SHAPES[i % len(SHAPES)]
+    shapes = FLEETS[CHOSEN["fleet"]][1]
+    gpus, milli, cpu = shapes[i % len(shapes)]
     pod = json.loads(_template())["Pod"]
     pod["metadata"] |= {"name": f"pace-{i:06d}", "uid": f"00000000-0000-4000-8000-{i:012d}"}
     resources: dict[str, dict[str, str]] = {"requests": {"cpu": f"{cpu}m", "memory": f"{cpu * 4 // 1000}Gi"}}
@@ -249,8 +256,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", default="1000,5000", help="node counts, comma-separated")
     parser.add_argument("--pods", type=int, default=400, help="pods counted per node count")
     parser.add_argument("--warm", type=int, default=2 * len(SHAPES), help="pods scheduled first, not counted")
+    parser.add_argument("--fleet", choices=sorted(FLEETS), default="mixed", help="mixed (default) or bare")
     parser.add_argument("--bind-verb", action="store_true", help="also call /scheduler/bind for each pod")
     args = parser.parse_args(argv)
+    CHOSEN["fleet"] = args.fleet
     if args.pods < 1 or args.warm < 0:
         parser.error("--pods must be at least 1 and --warm at least 0")
     for key in ("KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"):
