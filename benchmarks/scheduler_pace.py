@@ -50,11 +50,22 @@ import orjson
 HERE = Path(__file__).resolve().parent
 ALIBABA_MILLI, ALIBABA_COUNT = "alibabacloud.com/gpu-milli", "alibabacloud.com/gpu-count"
 # (GPUs, milli of each: None for whole GPUs, CPU milli): the cycle of pods kube-scheduler is handed
-SHAPES = [(1, None, 4000), (1, 500, 2000), (0, None, 2000), (2, None, 8000), (1, None, 4000), (1, 250, 1000)]
+Shape = tuple[int, int | None, int]
+SHAPES: list[Shape] = [
+    (1, None, 4000),
+    (1, 500, 2000),
+    (0, None, 2000),
+    (2, None, 8000),
+    (1, None, 4000),
+    (1, 250, 1000),
+]
 SHAPES += [(4, None, 16000), (0, None, 500), (1, 500, 2000), (8, None, 32000), (1, None, 4000), (1, 700, 2000)]
 # --fleet: node kinds in turn, and the pods' shapes. "bare": the real-cluster measurement's setup, 8-GPU
 # nodes without a node agent and one-GPU pods.
-FLEETS = {"mixed": (("h100", "gpu", "share"), SHAPES), "bare": (("gpu",), [(1, None, 100)])}
+FLEETS: dict[str, tuple[tuple[str, ...], list[Shape]]] = {
+    "mixed": (("h100", "gpu", "share"), SHAPES),
+    "bare": (("gpu",), [(1, None, 100)]),
+}
 CHOSEN = {"fleet": "mixed"}
 
 
