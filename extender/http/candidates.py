@@ -17,6 +17,8 @@ key wins, as in a full parse). Any body that is not so — other spacing, other 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import repeat
+from operator import is_
 from typing import Any
 
 import orjson
@@ -78,7 +80,8 @@ class CandidateLists:
             names = orjson.loads(text)
         except orjson.JSONDecodeError:
             return None
-        if type(names) is not list or not all(type(n) is str for n in names):
+        # In C: a generator here was a third of reading a new 5,000-name list (each prioritize sends one).
+        if type(names) is not list or not all(map(is_, map(type, names), repeat(str))):
             return None
         self._recent.insert(0, (text, names))
         del self._recent[self._keep :]

@@ -3,7 +3,7 @@
 At 5,000 candidate nodes encoding is the hot spot of a call, so a verdict's fragments (its JSON-quoted
 name, ``"name":"reason"``, ``{"Host":…,"Score":…}``) are made once, kept on the verdict itself
 (``Verdict.encoded``: they go with it when a refresh replaces it) and reused while the scoring memo
-hands back that same verdict. Replies are kept per pod request (content): the last reply's fragments
+hands back that same verdict. Replies are kept per pod request (content) and verb: the last reply's fragments
 position by position (kube-scheduler asks about the same candidates again and again, so checking
 which verdicts changed is one pass in C). A priority entry depends only on the name and the score, and
 a refusal's fragments on the name and the reason, so those are made once and shared by every verdict
@@ -74,10 +74,12 @@ class _Reply:
 class ReplyFragments:
     """Encoded fragments per pod request; a fragment is re-encoded only when its verdict changed."""
 
-    def __init__(self, max_requests: int = 16) -> None:
+    def __init__(self, max_requests: int = 32) -> None:
         # Scoring hands pod shapes that come out alike on a node the very same verdict
-        # (``scoring.alike``), so a new shape reuses what others encoded on it.
-        self._last: dict[PodRequest, _Reply] = {}
+        # (``scoring.alike``), so a new shape reuses what others encoded on it. One reply per pod request
+        # and verb: a prioritize names only the nodes its filter passed, and one shared entry, never of
+        # the length asked, was made anew on every call.
+        self._last: dict[tuple[PodRequest, bool], _Reply] = {}
         self._max_requests = max_requests
         # JSON-quoted node names and failure reasons: a few thousand names, and reasons shared by the
         # nodes of one kind (``scoring.alike``), so each is quoted once rather than once per verdict.
@@ -126,7 +128,7 @@ class ReplyFragments:
 
     def filter_parts(self, request: PodRequest, verdicts: list[Verdict]) -> FilterParts:
         """(passed names, failed entries, unresolvable entries), each already JSON; read them only."""
-        reply = self._reply(request, verdicts)
+        reply = self._reply((request, False), verdicts)
         if reply.parts is None:
             reply.parts = (
                 list(compress(reply.filters, reply.passed)),
@@ -137,18 +139,18 @@ class ReplyFragments:
 
     def priorities(self, request: PodRequest, verdicts: list[Verdict]) -> str:
         """The prioritize reply: ``[{"Host":…,"Score":…},…]``, a failed node scoring 0."""
-        reply = self._reply(request, verdicts)
+        reply = self._reply((request, True), verdicts)
         if reply.priority_text is None:
             reply.priority_text = "[" + ",".join(reply.priorities) + "]"
         return reply.priority_text
 
-    def _reply(self, request: PodRequest, verdicts: list[Verdict]) -> _Reply:
-        if len(self._last) >= self._max_requests and request not in self._last:
+    def _reply(self, key: tuple[PodRequest, bool], verdicts: list[Verdict]) -> _Reply:
+        if len(self._last) >= self._max_requests and key not in self._last:
             self._last.clear()
-        last = self._last.get(request)
+        last = self._last.get(key)
         n = len(verdicts)
         if last is None or len(last.verdicts) != n:
-            last = self._last[request] = self._new_reply(verdicts)
+            last = self._last[key] = self._new_reply(verdicts)
             return last
         if last.verdicts == verdicts:  # one pass in C (identity first, then content: same fragments)
             return last
@@ -169,7 +171,7 @@ class ReplyFragments:
         alike = self._alike.get(key)
         if alike is not None and alike.verdicts == verdicts:  # identity first, in C
             return alike.copy()
-        if len(self._alike) >= 2 * self._max_requests:
+        if len(self._alike) >= self._max_requests:
             self._alike.clear()
         made = self._alike[key] = _whole_reply(verdicts, self._fragments(verdicts))
         return made.copy()

@@ -69,7 +69,9 @@ def judge_all(
     if any(map(is_, found, repeat(None))):
         if memo is not None and bare is not None and (taken := _twins(names, found, lookup, work, bare, memo.signed)):
             _hand_on(memo, shape, known, taken, lookup, bare[2], since, made)
-        verdicts = [v or work_out(name) for v, name in zip(found, names, strict=True)]
+        # Only the missing are visited (between two pods, the node or two that changed).
+        for i in list(compress(range(len(found)), map(is_, found, repeat(None)))):
+            found[i] = work_out(names[i])
     if memo is not None:
         memo.remember(shape, known, made, lookup, since)
         if bare is not None:

@@ -61,6 +61,7 @@ class VerdictMemo:
         # not by walking to each node state.
         self.signed: dict[str, Any] = {}
         self._standing: set[Shape] = set()  # shapes never pushed out for others (``standing``)
+        self._newest_mix = 0  # the newest learned mix a table was made for (``_retire_older_mixes``)
         # Plans shared by nodes alike in all a plan reads (judge.py's signature): most of a fleet.
         self.plans: dict[Hashable, Any] = {}
 
@@ -94,6 +95,7 @@ class VerdictMemo:
             found = tables.pop(shape, None)
             if found is None or now >= found[1][0]:
                 found = ({}, [float("inf"), next(self._versions)])
+                self._retire_older_mixes(shape.plan_key.mix)
                 while len(tables) >= MEMO_TABLES + len(self._standing):
                     unpinned = next((s for s in tables if s not in self._standing), None)
                     if unpinned is None:
@@ -101,6 +103,17 @@ class VerdictMemo:
                     del tables[unpinned]
             tables[shape] = found
         return found[0]
+
+    def _retire_older_mixes(self, mix: Mix) -> None:
+        """A table for a newer learned mix: those judged against older mixes go (a mix is renewed, never
+        taken back). Each renewal gives the shapes a mix changes (shares, CPU-only pods) new tables of a
+        verdict per node; the old ones stayed until 24 others pushed them out."""
+        if mix.version <= self._newest_mix:
+            return
+        self._newest_mix = mix.version
+        tables = self._tables
+        for old in [s for s in tables if s not in self._standing and 0 < s.plan_key.mix.version < mix.version]:
+            del tables[old]
 
     def pin(self, shape: Shape) -> None:
         """Keep this shape's table however many others are asked for (``scoring.standing``)."""

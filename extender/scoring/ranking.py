@@ -22,52 +22,71 @@ pods (4.58 % with the paper's random node ranks), which keeps filling the node e
 from __future__ import annotations
 
 import zlib
+from collections import deque
 from dataclasses import replace
 from functools import lru_cache
 from itertools import compress, repeat
-from operator import and_, attrgetter, eq, ge, or_
+from operator import and_, attrgetter, eq, ge, is_, ne
 
 from extender.scoring.verdict import UNJUDGED, Verdict
 
 __all__ = ["on_the_wire", "tie_order"]
 
 _FITS, _RANK, _SCORE = attrgetter("fits"), attrgetter("rank"), attrgetter("score")
+_NODE, _ON_WIRE = attrgetter("node"), attrgetter("on_wire")
 
 
 def on_the_wire(verdicts: list[Verdict]) -> list[Verdict]:
     """The verdicts with scores adjusted as above (the same objects where nothing changes).
 
     Written as passes in C over the attributes (``map``/``compress``): at 5,000 candidates a Python
-    loop over every verdict was a tenth of a new pod shape's first call. Only the few nodes whose
-    score changes are visited one by one."""
+    loop over every verdict was a tenth of a new pod shape's first call. The lowered verdicts are found
+    in a pass too (each keeps its lowered copy, ``_scored``); only those never lowered to this score
+    before are visited one by one: between two pods, the node or two that changed."""
     fits = list(map(_FITS, verdicts))
-    passing = list(compress(verdicts, fits))
-    if not passing:
+    if not any(fits):
         return verdicts
     ranks = list(map(_RANK, verdicts))
     best = max(compress(ranks, fits))
     if best == UNJUDGED:  # only nodes passed unjudged: no opinion to give
         return verdicts
-    is_best = list(map(and_, fits, map(eq, ranks, repeat(best))))
-    if sum(is_best) > 1:  # one of them only: the first in tie order
-        tied = list(compress(range(len(verdicts)), is_best))
-        first = min(tied, key=lambda i: tie_order(verdicts[i].node))
-        is_best = [False] * len(verdicts)
-        is_best[first] = True
-    top = max(compress(map(_SCORE, verdicts), map(and_, fits, is_best)))
-    if top == 0 and not all(compress(is_best, fits)):
+    tied = list(compress(range(len(verdicts)), map(and_, fits, map(eq, ranks, repeat(best)))))
+    first = tied[0]
+    if len(tied) > 1:  # one of them only: the first in tie order
+        order = list(map(tie_order, map(_NODE, map(verdicts.__getitem__, tied))))
+        first = tied[order.index(min(order))]
+    top = verdicts[first].score
+    if top == 0 and sum(fits) > 1:
         top = 1
-    # A score changes only where the node is best (raised or lowered to top) or reaches top unbest.
-    touched = map(and_, fits, map(or_, is_best, map(ge, map(_SCORE, verdicts), repeat(top))))
-    out = verdicts
-    for i in compress(range(len(verdicts)), touched):
-        v = verdicts[i]
-        wanted = top if is_best[i] else min(v.score, top - 1)
-        if wanted != v.score:
-            if out is verdicts:
-                out = list(verdicts)
-            out[i] = replace(v, score=wanted)
+    # A score changes only where the node is best (raised to top) or reaches top unbest (lowered below).
+    over = list(compress(range(len(verdicts)), map(and_, fits, map(ge, map(_SCORE, verdicts), repeat(top)))))
+    if first in over:
+        over.remove(first)
+    raise_best = verdicts[first].score != top
+    if not over and not raise_best:
+        return verdicts
+    out = list(verdicts)
+    if over:
+        olds = list(map(verdicts.__getitem__, over))
+        lowered = list(map(_ON_WIRE, olds))
+        for j in compress(range(len(olds)), map(is_, lowered, repeat(None))):
+            lowered[j] = _scored(olds[j], top - 1)
+        for j in compress(range(len(olds)), map(ne, map(_SCORE, lowered), repeat(top - 1))):
+            lowered[j] = _scored(olds[j], top - 1)
+        deque(map(out.__setitem__, over, lowered), maxlen=0)  # placed in a pass in C
+    if raise_best:
+        out[first] = _scored(verdicts[first], top)
     return out
+
+
+def _scored(v: Verdict, score: int) -> Verdict:
+    """``v`` with this score: the copy made last time when that had it too (``Verdict.on_wire``). Between
+    two pods a node or two change, and at 5,000 candidates a fresh copy of every lowered verdict (some
+    900 of them) was most of a prioritize call, and made every fragment of its reply anew."""
+    found = v.on_wire
+    if found is None or found.score != score:
+        found = v.on_wire = replace(v, score=score)
+    return found
 
 
 @lru_cache(maxsize=1 << 16)

@@ -43,6 +43,10 @@ class Verdict:
     # verdicts of a mixed fleet cost 25 MiB more, and held verdicts that refreshes had replaced alive.
     # Not compared, not copied by ``replace`` (a verdict with other content is encoded anew).
     encoded: object = field(default=None, init=False, repr=False, compare=False)
+    # This verdict with the score ``ranking`` last sent it with, when that differs (kept on it, as
+    # ``encoded``): the next call that lowers it alike hands on the very same object, so the reply's
+    # fragments are found again, not made anew. Not compared, not copied by ``replace``.
+    on_wire: Verdict | None = field(default=None, init=False, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -34,6 +34,19 @@ def test_priorities_give_a_failed_node_0_and_follow_a_changed_verdict() -> None:
     assert json.loads(fragments.priorities(POD, [again[1]])) == [{"Host": "b", "Score": 4}]
 
 
+def test_a_prioritize_over_the_nodes_passed_keeps_the_filters_reply_for_the_next_pod() -> None:
+    """kube-scheduler's filter names every node, its prioritize only those that passed: each keeps its own
+    reply, so the next pod's filter patches its own (the same parts while nothing changed) rather than
+    building a reply of every node anew after each prioritize."""
+    fragments = ReplyFragments()
+    verdicts = [Verdict(f"n{i}", i % 3 != 0, "fits" if i % 3 else "busy", score=i % 10) for i in range(30)]
+    parts = fragments.filter_parts(POD, verdicts)
+    passed = [x for x in verdicts if x.fits]
+    text = fragments.priorities(POD, passed)
+    assert fragments.filter_parts(POD, verdicts) is parts
+    assert fragments.priorities(POD, passed) is text
+
+
 def test_each_pod_request_has_its_own_fragments() -> None:
     fragments = ReplyFragments(max_requests=1)
     assert fragments.priorities(POD, [Verdict("a", True, "x", score=3)]) == '[{"Host":"a","Score":3}]'

@@ -55,3 +55,41 @@ def test_the_tie_order_is_the_crc32_of_the_name_the_same_for_every_pod(names: li
     assert min(names, key=tie_order) == first
     wire = on_the_wire([v(name, 8, (50, 0.8)) for name in names])
     assert [x.node for x in wire if x.score == 8] == [first] and all(x.score == 7 for x in wire if x.node != first)
+
+
+def _reference(verdicts: list[Verdict]) -> list[int]:
+    """The rule as the module's text states it, one verdict at a time."""
+    passing = [x for x in verdicts if x.fits]
+    if not passing or max(x.rank for x in passing) == UNJUDGED:
+        return [x.score for x in verdicts]
+    best_rank = max(x.rank for x in passing)
+    best = min((x for x in passing if x.rank == best_rank), key=lambda x: tie_order(x.node))
+    top = max(best.score, 1) if len(passing) > 1 else best.score
+    return [
+        x.score if not x.fits else top if x is best else min(x.score, top - 1) if x.score >= top else x.score
+        for x in verdicts
+    ]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_scores_follow_the_rule_on_random_fleets(seed: int) -> None:
+    import random
+
+    rnd = random.Random(seed)
+    verdicts = [
+        v(f"n{i}", rnd.randint(0, 10), (rnd.choice([49, 50, 51]), rnd.choice([0.0, 0.3, 0.7])), rnd.random() < 0.8)
+        for i in range(rnd.randint(1, 60))
+    ]
+    assert [x.score for x in on_the_wire(verdicts)] == _reference(verdicts)
+
+
+def test_a_verdict_lowered_alike_again_is_the_very_copy_of_last_time() -> None:
+    """Between two pods a node or two change: the others' lowered copies are handed on, not made anew,
+    so the reply's fragments encoded for them are found again."""
+    verdicts = [v(f"n{i}", 8, (50, 0.8 - i / 100)) for i in range(5)]
+    first = on_the_wire(verdicts)
+    verdicts[0] = v("n0", 3, (50, 0.3))  # the best node took the last pod: n1 is best now
+    second = on_the_wire(verdicts)
+    assert [x.score for x in second] == [3, 8, 7, 7, 7]
+    assert all(second[i] is first[i] for i in (2, 3, 4))
+    assert second[1] is verdicts[1] and verdicts[1].score == 8  # the verdicts themselves are never changed

@@ -75,3 +75,26 @@ def test_while_a_refresh_is_followed_a_table_answers_the_version_it_had_before()
     # Meanwhile a reply made before the refresh still stands; once followed, the table has moved on.
     assert before is not None and seen == [before]
     assert memo.version(shape, now=1.0) not in (None, before)
+
+
+def test_a_renewed_mix_retires_the_tables_judged_against_older_ones() -> None:
+    """The learned mix is renewed, never taken back: a table for a newer one lets the tables of older
+    mixes go (a share's verdicts read the mix), keeping those that read none and the pinned ones."""
+    from extender.model.gpu_share import ShareRequest
+    from extender.scoring.workload import Mix
+
+    memo, policy = VerdictMemo(), ScoringPolicy()
+    share = PodRequest(gpus=1, share=ShareRequest("alibaba", "test", milli=500))
+    old, new = Mix(1, ()), Mix(2, ())
+    whole = memo.shape(PodRequest(gpus=2), policy, None, old)  # a whole-GPU plan reads no mix
+    kept = memo.shape(PodRequest(gpus=1, share=ShareRequest("alibaba", "test", milli=300)), policy, None, old)
+    stale = memo.shape(share, policy, None, old)
+    memo.pin(kept)
+    for shape in (whole, kept, stale):
+        memo.remember(
+            shape, memo.table(shape, 0.0), [(NODE_A, Verdict("a", True, "fits"), 9.0, True)], {"a": NODE_A}.get, (0, 0)
+        )
+    assert memo.version(stale, 0.0) is not None
+    memo.table(memo.shape(share, policy, None, new), 0.0)
+    assert memo.version(stale, 0.0) is None
+    assert memo.version(whole, 0.0) is not None and memo.version(kept, 0.0) is not None

@@ -1,0 +1,131 @@
+"""The API server benchmarks/scheduler_pace.py serves ``gpu-advisor serve --cluster kube`` from: just
+enough of /api/v1 over HTTP on 127.0.0.1 for the advisor's list and watch of Nodes and Pods.
+
+Nodes are listed once and their watch stays quiet; bound pods are listed (none at first) and each
+binding is sent on the pods watch as kube-apiserver sends it once kube-scheduler has bound a pod: the
+Pod with ``spec.nodeName`` set and its ``PodScheduled`` condition. The DRA API answers 404, as a
+cluster without resource.k8s.io/v1 does. Each watch reads only the events after its resourceVersion
+(a list index), so the stand-in's own cost stays flat however many pods are bound.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["PaceApiServer"]
+
+_FIRST_RV = 1000  # resourceVersion of the listed state; event i has _FIRST_RV + 1 + i
+
+
+class PaceApiServer:
+    def __init__(self, nodes: list[dict[str, Any]]) -> None:
+        self.nodes = nodes
+        self.events: list[bytes] = []  # pods watch lines, in order
+        self.bound: dict[str, dict[str, Any]] = {}
+        self.sent = 0  # pod events written to a watch stream so far
+        self.cond = threading.Condition()
+        self.closing = False
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> PaceApiServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self.cond:
+            self.closing = True
+            self.cond.notify_all()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def bind(self, pod: dict[str, Any], node: str) -> None:
+        """kube-scheduler bound ``pod`` to ``node``: the pod as the watch then shows it."""
+        at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        meta = dict(pod["metadata"])
+        with self.cond:
+            meta["resourceVersion"] = str(_FIRST_RV + 1 + len(self.events))
+            status = {
+                "phase": "Pending",
+                "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": at}],
+            }
+            bound = {**pod, "metadata": meta, "spec": {**pod["spec"], "nodeName": node}, "status": status}
+            self.bound[f"{meta['namespace']}/{meta['name']}"] = bound
+            line = json.dumps({"type": "MODIFIED", "object": bound}, separators=(",", ":")).encode() + b"\n"
+            self.events.append(line)
+            self.cond.notify_all()
+
+    def caught_up(self) -> bool:
+        with self.cond:
+            return self.sent >= len(self.events)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, doc: Any) -> None:
+                body = json.dumps(doc, separators=(",", ":")).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                parsed = urllib.parse.urlparse(self.path)
+                query = dict(urllib.parse.parse_qsl(parsed.query))
+                kind = {"/api/v1/nodes": "nodes", "/api/v1/pods": "pods"}.get(parsed.path)
+                if kind is None:
+                    self._send(404, {"kind": "Status", "code": 404, "reason": "NotFound", "message": "not served"})
+                elif query.get("watch") in ("true", "1"):
+                    self._watch(kind, int(query.get("resourceVersion") or _FIRST_RV), query)
+                else:
+                    with api.cond:
+                        items = list(api.nodes) if kind == "nodes" else list(api.bound.values())
+                        rv = _FIRST_RV + len(api.events)
+                    list_kind = "NodeList" if kind == "nodes" else "PodList"
+                    meta = {"resourceVersion": str(rv)}
+                    self._send(200, {"kind": list_kind, "apiVersion": "v1", "metadata": meta, "items": items})
+
+            def _chunk(self, data: bytes) -> None:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+
+            def _watch(self, kind: str, since: int, query: dict[str, str]) -> None:
+                deadline = time.monotonic() + min(float(query.get("timeoutSeconds") or 60), 60)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                at = since - _FIRST_RV  # index of the next event to send
+                while time.monotonic() < deadline:
+                    with api.cond:
+                        if api.closing:
+                            break
+                        pending = api.events[at:] if kind == "pods" else []
+                        if not pending:
+                            api.cond.wait(timeout=0.2)
+                            continue
+                    for line in pending:
+                        self._chunk(line)
+                    at += len(pending)
+                    with api.cond:
+                        api.sent = max(api.sent, at)
+                self._chunk(b"")
+
+        return Handler

@@ -1,0 +1,38 @@
+"""The extender's answers over a recorded kube-scheduler session (``pace_sequence``) are the ones the
+advisor gave before the per-pod work was made incremental: the same filter and prioritize bytes, call
+by call, and the same node bound. Regenerate with ``UPDATE_GOLDEN=1 pytest tests/contract`` only for
+a change meant to alter answers, and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.contract.pace_sequence import run
+
+GOLDEN = Path(__file__).parents[1] / "golden"
+
+
+@pytest.mark.parametrize(("nodes", "pods"), [(60, 320), (600, 200)])
+def test_answers_match_the_recorded_session(nodes: int, pods: int) -> None:
+    path = GOLDEN / f"pace-sequence-{nodes}.json"
+    steps = run(nodes, pods)
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_text(json.dumps(steps, indent=0) + "\n")
+    assert path.exists(), f"no golden file {path.name}: run with UPDATE_GOLDEN=1 once and review it"
+    recorded = json.loads(path.read_text())
+    assert len(steps) == len(recorded)
+    for i, (got, want) in enumerate(zip(steps, recorded, strict=True)):
+        assert got == want, f"step {i}: {got} != recorded {want}"
+
+
+def test_the_session_fills_nodes_and_leaves_pods_waiting() -> None:
+    """The recorded session reaches what the answers must get right: nodes whose pods fill them, and
+    pods no node takes (a filter passing none)."""
+    steps = run(60, 320)
+    assert sum(1 for s in steps if not s[2]) >= 10
+    assert len({s[2] for s in steps if s[2]}) >= 30
