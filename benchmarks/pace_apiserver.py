@@ -6,6 +6,9 @@ binding is sent on the pods watch as kube-apiserver sends it once kube-scheduler
 Pod with ``spec.nodeName`` set and its ``PodScheduled`` condition. The DRA API answers 404, as a
 cluster without resource.k8s.io/v1 does. Each watch reads only the events after its resourceVersion
 (a list index), so the stand-in's own cost stays flat however many pods are bound.
+
+For the bind verb it also takes what the advisor's binder sends: a merge patch of a Node's annotations
+(then sent on the nodes watch) or of a Pod's, and ``pods/<name>/binding``, which binds the pod as above.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = ["PaceApiServer"]
 
@@ -25,7 +28,10 @@ _FIRST_RV = 1000  # resourceVersion of the listed state; event i has _FIRST_RV +
 class PaceApiServer:
     def __init__(self, nodes: list[dict[str, Any]]) -> None:
         self.nodes = nodes
-        self.events: list[bytes] = []  # pods watch lines, in order
+        self.events: list[bytes] = []  # watch lines, in order (pods and nodes)
+        self.kinds: list[str] = []  # which watch each line goes to
+        self.pending: dict[str, dict[str, Any]] = {}  # pods patched before their binding, by namespace/name
+        self.api_calls = 0  # writes the advisor's binder made
         self.bound: dict[str, dict[str, Any]] = {}
         self.sent = 0  # pod events written to a watch stream so far
         self.cond = threading.Condition()
@@ -61,9 +67,33 @@ class PaceApiServer:
             }
             bound = {**pod, "metadata": meta, "spec": {**pod["spec"], "nodeName": node}, "status": status}
             self.bound[f"{meta['namespace']}/{meta['name']}"] = bound
-            line = json.dumps({"type": "MODIFIED", "object": bound}, separators=(",", ":")).encode() + b"\n"
-            self.events.append(line)
-            self.cond.notify_all()
+            self._event("pods", bound)
+
+    def _event(self, kind: str, obj: dict[str, Any]) -> None:
+        """Under ``cond``: one MODIFIED line for ``kind``'s watch."""
+        self.events.append(json.dumps({"type": "MODIFIED", "object": obj}, separators=(",", ":")).encode() + b"\n")
+        self.kinds.append(kind)
+        self.cond.notify_all()
+
+    def patch_node(self, name: str, patch: dict[str, Any]) -> dict[str, Any]:
+        with self.cond:
+            self.api_calls += 1
+            index = next(i for i, n in enumerate(self.nodes) if n["metadata"]["name"] == name)
+            node = self.nodes[index]
+            meta = {**node["metadata"], "resourceVersion": str(_FIRST_RV + 1 + len(self.events))}
+            meta["annotations"] = {**(meta.get("annotations") or {}), **patch["metadata"].get("annotations", {})}
+            self.nodes[index] = {**node, "metadata": meta}
+            self._event("nodes", self.nodes[index])
+            return self.nodes[index]
+
+    # Set by the benchmark: the pod objects by name, for bindings the advisor posts.
+    pods_by_name: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    def binder_bound(self, namespace: str, name: str, node: str, patch: dict[str, Any]) -> None:
+        pod = self.pods_by_name[f"{namespace}/{name}"]
+        notes = (patch.get("metadata") or {}).get("annotations") or {}
+        meta = {**pod["metadata"], "annotations": {**(pod["metadata"].get("annotations") or {}), **notes}}
+        self.bind({**pod, "metadata": meta}, node)
 
     def caught_up(self) -> bool:
         with self.cond:
@@ -74,6 +104,7 @@ class PaceApiServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # as a Go server: no answer waits for the ACK of a previous segment
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -102,6 +133,31 @@ class PaceApiServer:
                     meta = {"resourceVersion": str(rv)}
                     self._send(200, {"kind": list_kind, "apiVersion": "v1", "metadata": meta, "items": items})
 
+            def _body(self) -> Any:
+                return json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+
+            def do_PATCH(self) -> None:
+                parts, body = urllib.parse.urlparse(self.path).path.strip("/").split("/"), self._body()
+                if parts[:3] == ["api", "v1", "nodes"]:
+                    self._send(200, api.patch_node(parts[3], body))
+                    return
+                with api.cond:  # a pod's annotations, before its binding (unbound pods are not watched)
+                    api.api_calls += 1
+                    api.pending[f"{parts[3]}/{parts[5]}"] = body
+                self._send(200, body)
+
+            def do_POST(self) -> None:
+                parts, body = urllib.parse.urlparse(self.path).path.strip("/").split("/"), self._body()
+                with api.cond:
+                    api.api_calls += 1
+                    patch = api.pending.pop(f"{parts[3]}/{parts[5]}", {})
+                notes = {
+                    **((patch.get("metadata") or {}).get("annotations") or {}),
+                    **(body["metadata"].get("annotations") or {}),
+                }
+                api.binder_bound(parts[3], parts[5], body["target"]["name"], {"metadata": {"annotations": notes}})
+                self._send(201, {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201})
+
             def _chunk(self, data: bytes) -> None:
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                 self.wfile.flush()
@@ -117,13 +173,14 @@ class PaceApiServer:
                     with api.cond:
                         if api.closing:
                             break
-                        pending = api.events[at:] if kind == "pods" else []
-                        if not pending:
+                        pending = [e for e, k in zip(api.events[at:], api.kinds[at:], strict=True) if k == kind]
+                        moved = len(api.events) - at
+                        if not moved:
                             api.cond.wait(timeout=0.2)
                             continue
                     for line in pending:
                         self._chunk(line)
-                    at += len(pending)
+                    at += moved
                     with api.cond:
                         api.sent = max(api.sent, at)
                 self._chunk(b"")

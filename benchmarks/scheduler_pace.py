@@ -13,8 +13,9 @@ binds the pod to the top-scored node, and the binding reaches the advisor as it 
 through the pods watch of ``--cluster kube``. Pods cycle through the shapes kube-scheduler sends: whole
 GPUs (1, 2, 4, 8), Alibaba milli shares (annotations ``alibabacloud.com/gpu-milli`` and
 ``alibabacloud.com/gpu-count``) and CPU-only pods. ``--fleet bare``: the real-cluster measurement's
-setup instead, 8-GPU nodes without topology and one-GPU pods only. ``--bind-verb`` also calls ``/scheduler/bind`` (the
-binding then still arrives through the watch). The first ``--warm`` pods are not counted.
+setup instead, 8-GPU nodes without topology and one-GPU pods only. ``--bind-verb``: the printed profile's
+``bindVerb``: kube-scheduler calls ``/scheduler/bind`` and the advisor claims the node, records a share's GPU
+and posts the binding (whose event then arrives through the watch). The first ``--warm`` pods are not counted.
 
 Printed per node count: the advisor's CPU milliseconds per scheduled pod (its process's user + system
 time from /proc across the counted pods, the watch's work on each binding included, read once the
@@ -182,11 +183,15 @@ def schedule(caller: Caller, api: Any, pods: range, names_json: bytes, bind_verb
         sent[i] = orjson.dumps(passed)
         scores = caller.post("/scheduler/prioritize", args_body(pod_json, sent[i]))
         best = max(scores, key=lambda s: s["Score"])["Host"]  # the advisor gives one node its top score
-        if bind_verb:
+        if bind_verb:  # the advisor claims the node, records a share's GPU and posts the binding itself
             meta = pod["metadata"]
+            api.pods_by_name[f"{meta['namespace']}/{meta['name']}"] = pod
             binding = {"PodName": meta["name"], "PodNamespace": meta["namespace"], "PodUID": meta["uid"], "Node": best}
-            caller.post("/scheduler/bind", orjson.dumps(binding))
-        api.bind(pod, best)
+            error = caller.post("/scheduler/bind", orjson.dumps(binding))["Error"]
+            if error:
+                raise SystemExit(f"bind {meta['name']}: {error}")
+        else:
+            api.bind(pod, best)
     return sent
 
 
@@ -268,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pods", type=int, default=400, help="pods counted per node count")
     parser.add_argument("--warm", type=int, default=2 * len(SHAPES), help="pods scheduled first, not counted")
     parser.add_argument("--fleet", choices=sorted(FLEETS), default="mixed", help="mixed (default) or bare")
-    parser.add_argument("--bind-verb", action="store_true", help="also call /scheduler/bind for each pod")
+    parser.add_argument("--bind-verb", action="store_true", help="bind through /scheduler/bind (the printed profile)")
     args = parser.parse_args(argv)
     CHOSEN["fleet"] = args.fleet
     if args.pods < 1 or args.warm < 0:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from extender.cluster.shares import ALIBABA_INDEX, GpuShares, request_milli, take_gpus
@@ -90,13 +91,18 @@ def claim_object(pod: Mapping[str, Any], node: str) -> dict[str, Any]:
 
 def read_claims(node: str, text: Any) -> list[Claim]:
     """The claims a Node's annotation holds; an unreadable annotation or entry holds none (the next
-    bind on the node writes it afresh)."""
+    bind on the node writes it afresh). Read once per text: a node is rebuilt on every pod event."""
     if not isinstance(text, str) or not text:
         return []
+    return list(_read_claims(node, text))
+
+
+@lru_cache(maxsize=4096)
+def _read_claims(node: str, text: str) -> tuple[Claim, ...]:
     try:
         doc = json.loads(text)
     except ValueError:
-        return []
+        return ()
     entries = doc.get("claims") if isinstance(doc, Mapping) else None
     found = []
     for entry in entries if isinstance(entries, list) else ():
@@ -104,7 +110,7 @@ def read_claims(node: str, text: Any) -> list[Claim]:
         uid, at, pod = entry.get("uid"), entry.get("at"), entry.get("pod")
         if isinstance(uid, str) and uid and isinstance(at, int | float) and isinstance(pod, Mapping):
             found.append(Claim(uid, node, {**pod, "spec": {**_mapping(pod.get("spec")), "nodeName": node}}, float(at)))
-    return found
+    return tuple(found)
 
 
 def write_claims(claims: Iterable[Claim]) -> str:

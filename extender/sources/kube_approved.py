@@ -46,14 +46,8 @@ class Approved:
         claims = counted(name, text, self.assumed.on(name) if keep else (), self._seen, now)
         found = []
         for claim in claims:
-            if claim.uid in self.pods:
-                continue
-            try:
-                reading = read_bound_pod(claim.pod).found
-            except Exception:  # a claim another replica wrote in a shape not foreseen: it holds nothing
-                continue
-            if reading is not None:
-                found.append(dataclasses.replace(reading[1], bound_at=claim.at))
+            if claim.uid not in self.pods and (held := _held(claim)) is not None:
+                found.append(held)
         if keep and claims:
             at = min(c.at for c in claims) + CLAIM_TTL_S
             if self._lapse.get(name) != at:
@@ -100,3 +94,21 @@ def _uid(pod: Mapping[str, Any]) -> str:
     meta = pod.get("metadata")
     meta = meta if isinstance(meta, Mapping) else {}
     return str(meta.get("uid") or f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}")
+
+
+_HELD: dict[tuple[str, float, str], BoundPod | None] = {}
+
+
+def _held(claim: Claim) -> BoundPod | None:
+    """What a claimed pod holds on its node (read once per claim: it is read again on every rebuild of the
+    node while it lives); None when nothing, or a shape not foreseen (another replica's claim)."""
+    key = (claim.uid, claim.at, claim.node)
+    if key not in _HELD:
+        if len(_HELD) > 50_000:
+            _HELD.clear()
+        try:
+            reading = read_bound_pod(claim.pod).found
+        except Exception:
+            reading = None
+        _HELD[key] = dataclasses.replace(reading[1], bound_at=claim.at) if reading is not None else None
+    return _HELD[key]

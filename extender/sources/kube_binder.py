@@ -14,9 +14,12 @@ it has been re-checked against the freshest view there is, under a lock the API 
    a second binder (another replica) that read the Node before this write gets 409 Conflict, reads
    it again, and sees this claim in step 1. That is the optimistic lock per node; the claim lives
    30 s, long after the binding has reached every watch.
-4. ``POST pods/<name>/binding``, as kube-scheduler's DefaultBinder would.
+4. ``POST pods/<name>/binding``, as kube-scheduler's DefaultBinder would; for a share in the Alibaba
+   convention the Binding carries the GPU it was given (``alibabacloud.com/gpu-index``), which the API
+   server writes onto the pod in the same update.
 
 Cost: one PATCH and one POST per pod (a GET as well after a conflict, or when the pod was never seen).
+Whole GPUs on a node that shares none are counted by kube-scheduler itself: they are only bound (one POST).
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import quote
 
-from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from extender.cluster.claims import (
@@ -41,6 +44,7 @@ from extender.cluster.claims import (
     write_claims,
 )
 from extender.cluster.dra_view import pod_through_claims
+from extender.cluster.shares import ALIBABA_INDEX
 from extender.cluster.state import NodeState
 from extender.model.pods import PodSpecError, pod_request
 from extender.sources.kube_model import KubeModel
@@ -53,6 +57,8 @@ log = logging.getLogger(__name__)
 Check = Callable[[Mapping[str, Any], NodeState], str | None]
 _ATTEMPTS = 8  # conflicts in a row before giving up (each means another binder wrote the node first)
 _TIMEOUT_S = 5.0
+_MERGE_PATCH = "application/merge-patch+json"
+_HEARD_S = 5.0  # a binding reaches every replica's watch within milliseconds; past this it is heard
 
 
 class KubeBinder:
@@ -70,23 +76,51 @@ class KubeBinder:
         if bound_to:
             return "" if bound_to == binding.node else f"pod {binding.namespace}/{binding.name} is bound to {bound_to}"
         with self._locks[binding.node]:
-            why, pod = self._claim(binding, pod, check)
-            if why:
-                return why
+            if not self._counted_by_scheduler(pod, binding.node):
+                why, pod = self._claim(binding, pod, check)
+                if why:
+                    return why
             try:
-                self.api.create_namespaced_pod_binding(
-                    binding.name,
-                    binding.namespace,
-                    _binding_body(binding),
-                    _preload_content=False,
-                    _request_timeout=_TIMEOUT_S,
-                )
+                path = f"/api/v1/namespaces/{quote(binding.namespace)}/pods/{quote(binding.name)}/binding"
+                self._write("POST", path, _binding_body(binding, _notes_of(pod)), "application/json")
             except ApiException as exc:
                 return f"binding {binding.namespace}/{binding.name} to {binding.node} failed: {exc.status} {exc.reason}"
             except Exception as exc:  # the API server unreachable: kube-scheduler retries the pod
                 return f"binding {binding.namespace}/{binding.name} to {binding.node} failed: {exc}"
-        self.model.assume(pod, binding.node)
-        return ""
+        return ""  # the node's claim counts it on every replica until the watch shows it bound
+
+    def _write(self, method: str, path: str, body: Any, content_type: str) -> bytes:
+        """One write through the client's connection pool and credentials, without its per-call argument
+        validation and models (on every binding that was a third of the bind verb's CPU); the answer's
+        bytes, or :class:`ApiException` for an error status."""
+        client_ = self.api.api_client
+        headers = {"Content-Type": content_type, "Accept": "application/json"}
+        method, url, headers, _, _ = client_.param_serialize(
+            method, path, header_params=headers, auth_settings=["BearerToken"]
+        )
+        # The body as bytes: http.client then sends it in one segment with the headers (as text, the
+        # client's own path sends it apart, and Nagle's algorithm with delayed ACKs held each for 40 ms).
+        raw = json.dumps(body, separators=(",", ":")).encode()
+        resp = client_.rest_client.pool_manager.request(
+            method, url, body=raw, headers=headers, timeout=_TIMEOUT_S, preload_content=True
+        )
+        data: bytes = resp.data
+        if not 200 <= resp.status < 300:
+            raise ApiException(status=resp.status, reason=resp.reason, body=data.decode(errors="replace"))
+        return data
+
+    def _counted_by_scheduler(self, pod: Mapping[str, Any], node: str) -> bool:
+        """Whole GPUs (and MIG, AMD, CPU, memory) on a node that shares none: kube-scheduler's own cache
+        counts every one of them, so it cannot over-commit them and nothing needs claiming; the binding
+        is all that is left (one request, as its DefaultBinder makes)."""
+        state = self.model.state.node(node)
+        if state is None or state.shares is not None:
+            return False
+        try:
+            request = pod_request(pod_through_claims(pod, self.model.state.dra))
+        except PodSpecError:
+            return False
+        return request.share is None
 
     def _pod(self, binding: Binding) -> Mapping[str, Any] | str:
         """The Pod object: as this replica assumed it, or from the API server."""
@@ -134,13 +168,7 @@ class KubeBinder:
                 }
             }
             try:
-                resp = self.api.patch_node(
-                    binding.node,
-                    patch,
-                    _content_type="application/merge-patch+json",
-                    _preload_content=False,
-                    _request_timeout=_TIMEOUT_S,
-                )
+                data = self._write("PATCH", f"/api/v1/nodes/{quote(binding.node)}", patch, _MERGE_PATCH)
             except ApiException as exc:
                 if exc.status == 409:  # another binder wrote the node first: read it again, with its claim
                     node = None
@@ -148,8 +176,8 @@ class KubeBinder:
                 return (f"claiming {binding.node} for {binding.name} failed: {exc.status} {exc.reason}", pod)
             except Exception as exc:
                 return (f"claiming {binding.node} for {binding.name} failed: {exc}", pod)
-            self.model.set_node("MODIFIED", json.loads(resp.data))  # our own view holds the claim at once
-            return self._record(binding, notes), given
+            self.model.set_node("MODIFIED", json.loads(data))  # our own view holds the claim at once
+            return "", given
         return (f"node {binding.node}: {_ATTEMPTS} conflicting writes in a row; placed again", pod)
 
     def _notes(self, pod: Mapping[str, Any], state: NodeState) -> dict[str, str]:
@@ -158,26 +186,6 @@ class KubeBinder:
         except PodSpecError:
             return {}
         return assignment(request, state.shares)
-
-    def _record(self, binding: Binding, notes: Mapping[str, str]) -> str:
-        """Write the GPUs the pod was given onto it before it is bound (its convention's device plugin
-        and every replica read them there)."""
-        if not notes:
-            return ""
-        try:
-            self.api.patch_namespaced_pod(
-                binding.name,
-                binding.namespace,
-                {"metadata": {"annotations": dict(notes)}},
-                _content_type="application/merge-patch+json",
-                _preload_content=False,
-                _request_timeout=_TIMEOUT_S,
-            )
-        except ApiException as exc:
-            return f"recording the GPUs of {binding.name} failed: {exc.status} {exc.reason}"
-        except Exception as exc:
-            return f"recording the GPUs of {binding.name} failed: {exc}"
-        return ""
 
     def _read_node(self, name: str) -> dict[str, Any] | str:
         try:
@@ -197,8 +205,13 @@ class KubeBinder:
             if binding.node not in self.model.nodes:
                 return None, []
             annotations = (node.get("metadata") or {}).get("annotations") or {}
-            live = counted(binding.node, annotations.get(ANNOTATION_CLAIMS), (), {}, self.model.clock())
-            others = [c for c in live if c.uid != binding.uid]
+            now = self.model.clock()
+            live = counted(binding.node, annotations.get(ANNOTATION_CLAIMS), (), {}, now)
+            # Kept while a replica may not have heard the binding yet: every claim younger than a few
+            # seconds, and any of a pod this replica has not seen bound (until it lapses).
+            others = [
+                c for c in live if c.uid != binding.uid and (c.uid not in self.model.pods or now - c.at < _HEARD_S)
+            ]
             return self.model.node_state(binding.node, node), others
 
 
@@ -210,8 +223,19 @@ def _annotated(pod: Mapping[str, Any], notes: Mapping[str, str]) -> Mapping[str,
     return {**pod, "metadata": meta}
 
 
-def _binding_body(binding: Binding) -> Any:
-    return client.V1Binding(
-        metadata=client.V1ObjectMeta(name=binding.name, namespace=binding.namespace, uid=binding.uid or None),
-        target=client.V1ObjectReference(api_version="v1", kind="Node", name=binding.node),
-    )
+def _notes_of(pod: Mapping[str, Any]) -> dict[str, str]:
+    """The GPU record ``_claim`` gave the pod, if any."""
+    notes = (pod.get("metadata") or {}).get("annotations") or {}
+    return {ALIBABA_INDEX: notes[ALIBABA_INDEX]} if ALIBABA_INDEX in notes else {}
+
+
+def _binding_body(binding: Binding, notes: Mapping[str, str]) -> dict[str, Any]:
+    # The API server copies a Binding's annotations onto the pod as it binds it: the GPU record and the
+    # binding are one write, and no reader ever sees the pod bound without its record.
+    meta: dict[str, Any] = {"name": binding.name, "namespace": binding.namespace}
+    if binding.uid:
+        meta["uid"] = binding.uid  # a pod of that name created anew since is not this one: refused
+    if notes:
+        meta["annotations"] = dict(notes)
+    target = {"apiVersion": "v1", "kind": "Node", "name": binding.node}
+    return {"apiVersion": "v1", "kind": "Binding", "metadata": meta, "target": target}

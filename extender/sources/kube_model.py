@@ -93,6 +93,8 @@ class KubeModel(Approved):
             if kind == "DELETED":
                 self.nodes.pop(name, None)
             else:
+                if kind == "MODIFIED" and _not_newer(obj, self.nodes.get(name)):
+                    return  # applied already: the bind verb applies its own write's answer at once
                 self.nodes[name] = _slim_or_bare(obj, name)
             self._rebuild({name})
 
@@ -228,6 +230,18 @@ class KubeModel(Approved):
             self._keep_claim_pod(_uid(item), item)
         self.invalid.retain("Pod", seen)
         self.pod_index.reset(objects)
+
+
+def _not_newer(obj: Mapping[str, Any], kept: Mapping[str, Any] | None) -> bool:
+    """Is this Node event one the model has already moved past? The same resourceVersion, or (where both
+    read as etcd's revision numbers, as every API server writes them) an older one, delivered by the watch
+    after the bind verb applied its own newer write."""
+    new, old = _meta(obj).get("resourceVersion"), _meta(kept or {}).get("resourceVersion")
+    if not new or not old:
+        return False
+    if new == old:
+        return True
+    return str(new).isdigit() and str(old).isdigit() and int(new) < int(old)
 
 
 def _slim_or_bare(obj: Mapping[str, Any], name: str) -> dict[str, Any]:

@@ -125,6 +125,9 @@ class FakeApiServer:
                 return 409, _status(409, "Conflict", f"pod {key} is already assigned to node")
             bound = copy.deepcopy(found)
             bound.setdefault("spec", {})["nodeName"] = target
+            notes = (binding.get("metadata") or {}).get("annotations") or {}
+            if notes:  # the Binding's annotations are written onto the pod in the same update
+                bound["metadata"]["annotations"] = {**(bound["metadata"].get("annotations") or {}), **notes}
             self.bindings.append((key, str(target)))
         self.put("pods", bound)
         return 201, {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201}
@@ -142,6 +145,7 @@ class FakeApiServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # as a Go server: no answer waits for the ACK of a previous segment
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

@@ -54,7 +54,6 @@ def test_the_advisor_may_only_read_nodes_pods_and_dra_objects(rendered: list[dic
     binder = find(rendered, "ClusterRole", "gpu-advisor-binder")
     assert binder["rules"] == [
         {"apiGroups": [""], "resources": ["nodes"], "verbs": ["patch"]},
-        {"apiGroups": [""], "resources": ["pods"], "verbs": ["patch"]},
         {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]},
     ]
     publisher = find(rendered, "ClusterRole", "gpu-advisor-topology-publisher")
