@@ -54,3 +54,6 @@ class ScoringPolicy(BaseModel):
     # Hold a share in milli off an idle GPU a whole-GPU pod is likely to need (``scoring.reserve``): the
     # share waits instead. False: every share goes wherever it fits, as before.
     reserve_whole_gpus: bool = True
+    # A pod held longer than this (seconds, counted from when it was first held) is placed as if no
+    # reserve existed: a hold delays a pod, it never strands it.
+    reserve_hold_limit_s: float = Field(300.0, gt=0, allow_inf_nan=False)
