@@ -18,7 +18,7 @@ from bisect import bisect_left, insort
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from extender.advice.replay.fragmentation import FragModel
+from extender.advice.replay.fragmentation import FragTracker
 from extender.advice.replay.nodes import NodeState, best_fit_gpu, fits, initial_state, place
 from extender.advice.replay.scorer import (
     GpuChooser,
@@ -205,9 +205,7 @@ def replay(
         run.arrived += shape.gpu_request
         run.arrive(index, shape, now)
         if held is not None:
-            for waiting in held.waiting_since_before(now):  # the cluster changed: tried again
-                if run.settle(waiting.index, waiting.shape, run.holding, counted=False):
-                    held.left(waiting, now)
+            run.retry(held, now)
     if held is not None:
         for late in held.due(math.inf):  # time goes on after the last arrival
             run.settle(late.index, late.shape, None)
@@ -221,7 +219,7 @@ class _Run:
         self, nodes: Sequence[NodeSpec], order: ArrivalOrder, scorer: Scorer, frag_workload: Workload | None
     ) -> None:
         self.cluster = _Cluster(nodes, order.ranks, scorer)
-        self.frag = _FragTracker(self.cluster.states, frag_workload)
+        self.frag = FragTracker(self.cluster.states, frag_workload)
         self.observer = scorer if isinstance(scorer, Observer) else None
         self.holding = scorer if isinstance(scorer, Holding) else None
         self.held = HeldPods(self.holding.hold_limit_s) if self.holding is not None else None
@@ -243,6 +241,19 @@ class _Run:
         if node < 0 and self.holding is not None and shape.gpu_request:
             self.holding.waiting(shape)
         self._record()
+
+    def retry(self, held: HeldPods, now: float) -> None:
+        """The cluster changed: every pod held before ``now`` is tried again, oldest first. A shape found
+        held is not tried again until some pod is placed (same shape, same cluster: same answer)."""
+        blocked: set[PodShape] = set()
+        for waiting in held.waiting_since_before(now):
+            if waiting.shape in blocked:
+                continue
+            if self.settle(waiting.index, waiting.shape, self.holding, counted=False):
+                held.left(waiting, now)
+                blocked.clear()
+            else:
+                blocked.add(waiting.shape)
 
     def settle(self, index: int, shape: PodShape, holding: Holding | None, counted: bool = True) -> bool:
         """A waiting pod tried again (``holding`` None: as if no reserve existed); an event if it is
@@ -275,24 +286,3 @@ class _Run:
         waits = tuple(self.held.waits) if self.held is not None else ()
         logs = (tuple(self.arrived_log), tuple(self.used_log), tuple(self.frag.log))
         return RunResult(policy, seed, capacity, *logs, tuple(self.placements), waits)
-
-
-class _FragTracker:
-    """Cluster F summed over nodes, kept current by re-evaluating only the node that changed."""
-
-    def __init__(self, states: Sequence[NodeState], workload: Workload | None) -> None:
-        self._model = FragModel(workload) if workload is not None else None
-        self._per_node = [self._model.node(s) for s in states] if self._model is not None else []
-        self._total = sum(self._per_node)
-        self.log: list[float] = []
-
-    def update(self, node: int, state: NodeState) -> None:
-        """A node changed."""
-        if self._model is not None:
-            value = self._model.node(state)
-            self._total += value - self._per_node[node]
-            self._per_node[node] = value
-
-    def record(self) -> None:
-        """Log the current total (0 when no workload was given)."""
-        self.log.append(self._total)
