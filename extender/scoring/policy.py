@@ -52,9 +52,9 @@ class ScoringPolicy(BaseModel):
     # not available, whatever the allocation says (``scoring.held``).
     orphan_memory_share: float = Field(0.10, gt=0, le=1)
     # Hold a share in milli off an idle GPU a whole-GPU pod is likely to need (``scoring.reserve``): the
-    # share waits instead. Off by default: bounded by the hold limit it gains nothing on the openb default
-    # trace at that trace's pace (4.30 % unallocated at 100 % arrived against 4.28 without), and unbounded
-    # it kept up to 2 points more of the fleet idle below 100 % (docs/placement-quality.md).
+    # share waits instead. Off by default: on the openb default trace at its own pace a 300 s or 1 h hold
+    # gains nothing (4.30 % unallocated at 100 % arrived against 4.28 without), and a day's hold gains
+    # 0.06 point at 100 % but leaves 0.7 point more idle than FGD at 90-95 % (docs/placement-quality.md).
     reserve_whole_gpus: bool = False
     # A pod held longer than this (seconds, counted from when it was first held) is placed as if no
     # reserve existed: a hold delays a pod, it never strands it.

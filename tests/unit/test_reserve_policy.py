@@ -49,4 +49,5 @@ def test_serve_refuses_a_bad_hold_limit_at_start_up_with_one_line(
     path.write_text("reserve_hold_limit_s: 0\n")
     assert main(["serve", "--policy", str(path), "--host", "127.0.0.1", "--port", "0"]) == 2
     captured = capsys.readouterr()
-    assert captured.err.strip() == f"gpu-advisor: error: policy {path}: reserve_hold_limit_s: Input should be greater than 0"
+    problem = "reserve_hold_limit_s: Input should be greater than 0"
+    assert captured.err.strip() == f"gpu-advisor: error: policy {path}: {problem}"
