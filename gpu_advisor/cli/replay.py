@@ -9,7 +9,9 @@ Bad input is one line on stderr and exit 2 (the error tree's `InputError`s, repo
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -61,6 +63,34 @@ def _jobs(text: str | None, runs: int) -> int:
     return int(text)
 
 
+def _scoring(path: Path | None) -> Any:
+    """The advisor's scoring policy file (as the extender's ``--policy`` reads it), or None."""
+    if path is None:
+        return None
+    from extender.scoring.policy import PolicyError
+    from extender.sources.policy_file import load_policy
+
+    try:
+        return load_policy(path)
+    except PolicyError as exc:
+        raise ReplayInputError(f"--scoring-policy: {exc}") from None
+
+
+def _interval(text: str | None) -> float:
+    """Seconds between arrivals (the clock a held pod's limit runs on)."""
+    from extender.advice.replay.waiting import ARRIVAL_INTERVAL_S
+
+    if text is None:
+        return ARRIVAL_INTERVAL_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise ReplayInputError(f"--arrival-interval: {text!r} is not a number of seconds above 0")
+    return value
+
+
 def _writable(path: Path | None, flag: str) -> None:
     """Refuse an output file that cannot be written before the sweep, not after it."""
     if path is not None and not path.parent.is_dir():
@@ -107,7 +137,10 @@ def _run(args: argparse.Namespace) -> int:
 
         limit = load_limit(args.limit)
         check_limit(limit, trace_name(args.pods), seeds, f"--limit: {args.limit}")
+    scoring = _scoring(args.scoring_policy)
+    interval = _interval(args.arrival_interval)
     workset = load_workset(args.nodes, args.pods, args.orders, args.kubeconfig)
+    workset = dataclasses.replace(workset, scoring=scoring, arrival_interval_s=interval)
     sweep, kube = _sweep(workset, policies, seeds, jobs, runs, profile, outage)
     _report(args, sweep, profile, kube, limit, published, outage)
     return 0
@@ -241,6 +274,19 @@ def register(commands: Any) -> None:
         ' with a bound) and adds "limit" and per policy "distance_to_limit" to --json',
     )
     replay.add_argument("--kubeconfig", help="kubeconfig file for --nodes kube")
+    replay.add_argument(
+        "--scoring-policy",
+        type=Path,
+        metavar="FILE",
+        help="the advisor's scoring policy (YAML or JSON, what the extender's --policy reads): e.g."
+        " reserve_whole_gpus, reserve_hold_limit_s (default: the extender's defaults)",
+    )
+    replay.add_argument(
+        "--arrival-interval",
+        metavar="SECONDS",
+        help="seconds between two arrivals, the clock a held pod's reserve_hold_limit_s runs on"
+        " (default 352: the default trace's pace over its last 30 days)",
+    )
     replay.add_argument(
         "--scheduler-config",
         metavar="FILE|kube-default|printed|printed-managed",

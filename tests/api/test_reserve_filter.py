@@ -56,7 +56,7 @@ def _filter(client: TestClient, names: list[str]) -> dict[str, Any]:
 def test_a_share_is_held_off_the_idle_gpu_and_passes_beside_another_share() -> None:
     # free 2,000 + 500 milli: W = 0.968 × 2.5 = 2.42 whole GPUs to come for room 2 (idle) + 0 (half);
     # P = Φ(0.42 / (½ √2.42)) = Φ(0.54) = 0.705, worth more than 400 + 600 × 1/16 = 437.5
-    advisor = _advisor(ScoringPolicy())
+    advisor = _advisor(ScoringPolicy(reserve_whole_gpus=True))
     with TestClient(create_app(advisor)) as client:
         reply = _filter(client, ["idle", "half"])
     assert reply["NodeNames"] == ["half"]  # GPU 0 there has 500 free: no idle GPU taken
@@ -76,7 +76,7 @@ def test_with_the_reserve_turned_off_the_share_goes_wherever_it_fits() -> None:
 
 
 def test_a_held_reply_is_not_reused_once_the_room_came_back() -> None:
-    advisor = _advisor(ScoringPolicy())
+    advisor = _advisor(ScoringPolicy(reserve_whole_gpus=True))
     with TestClient(create_app(advisor)) as client:
         assert _filter(client, ["idle"])["NodeNames"] == []
         # five idle 8-GPU nodes join: 11,500 of 54,000 milli allocated, far from full: nothing is held
@@ -88,7 +88,7 @@ def test_a_held_reply_is_not_reused_once_the_room_came_back() -> None:
 
 def test_a_held_pod_answered_from_the_remembered_reply_still_waits() -> None:
     now = [0.0]
-    advisor = _advisor(ScoringPolicy())
+    advisor = _advisor(ScoringPolicy(reserve_whole_gpus=True))
     advisor.clock = lambda: now[0]
     wants = demand(advisor.learner.current)
     assert wants is not None

@@ -51,9 +51,11 @@ def test_the_json_document_has_the_contracts_keys_names_seeds_and_131_bins(
     assert doc["trace"] == "cut"
     assert list(doc["policies"]) == BASELINES
     for policy in doc["policies"].values():
-        assert set(policy) == {"seeds", "unallocated_at_100"}
+        assert set(policy) == {"seeds", "unallocated_at_100", "pods"}
         assert list(policy["seeds"]) == ["42", "43"]
         assert set(policy["unallocated_at_100"]) == {"mean", "sd"}
+        # the baselines hold nothing: no pod waited
+        assert policy["pods"]["held"] == 0 and policy["pods"]["wait_s"] == {"mean": 0.0, "p95": 0.0, "max": 0.0}
         for seed in policy["seeds"].values():
             assert set(seed) == {"alloc_pct"}
             assert list(seed["alloc_pct"]) == [str(x) for x in range(131)]
@@ -81,17 +83,17 @@ def test_bins_no_event_fell_near_are_null_and_the_rest_are_numbers(
     assert seeds["42"]["alloc_pct"]["0"] == 0.0 and isinstance(seeds["42"]["alloc_pct"]["130"], float)
 
 
-def test_the_table_has_a_row_per_5_percent_from_75_to_130_and_a_column_per_policy(
+def test_the_table_has_a_row_per_5_percent_from_50_to_130_and_a_column_per_policy(
     replayed: tuple[str, dict[str, Any], Path],
 ) -> None:
     stdout, doc, _ = replayed
     lines = stdout.splitlines()
     header = lines[lines.index("Unallocated GPU %") + 1]
     assert header.split() == ["arrived", "%", *BASELINES]
-    rows = lines[lines.index("Unallocated GPU %") + 2 :][:12]
-    assert [int(row.split()[0]) for row in rows] == list(range(75, 131, 5))
+    rows = lines[lines.index("Unallocated GPU %") + 2 :][:17]
+    assert [int(row.split()[0]) for row in rows] == list(range(50, 131, 5))
     fgd_100 = doc["policies"]["FGD"]["unallocated_at_100"]
-    assert f"{fgd_100['mean']:.2f} ± {fgd_100['sd']:.2f}" in rows[5]  # the row of 100 %
+    assert f"{fgd_100['mean']:.2f} ± {fgd_100['sd']:.2f}" in rows[10]  # the row of 100 %
     assert "Frag/total %" in stdout
 
 

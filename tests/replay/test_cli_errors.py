@@ -86,6 +86,17 @@ CASES: list[tuple[str, Callable[[Path], None], Callable[[Path], list[str]], str]
      lambda d: [*_base(d), "--limit", str(d / "limit.json")], "the bound is for trace 'default', the pods are 'pods'"),
     ("a limit sharing no seed with the replay", _write("limit.json", '{"seeds": {"7": 3.09}}'),
      lambda d: [*_base(d), "--limit", str(d / "limit.json")], "no bound for any replayed seed (the file has seeds 7)"),
+    ("a hold limit of zero", _write("policy.yaml", "reserve_hold_limit_s: 0\n"),
+     lambda d: [*_base(d), "--scoring-policy", str(d / "policy.yaml")],
+     "reserve_hold_limit_s: Input should be greater than 0"),
+    ("a hold limit that is a word", _write("policy.yaml", "reserve_hold_limit_s: soon\n"),
+     lambda d: [*_base(d), "--scoring-policy", str(d / "policy.yaml")], "reserve_hold_limit_s"),
+    ("a scoring policy file that is missing", lambda d: None,
+     lambda d: [*_base(d), "--scoring-policy", str(d / "policy.yaml")], "--scoring-policy: cannot read policy"),
+    ("an arrival interval of zero", lambda d: None, lambda d: [*_base(d), "--arrival-interval", "0"],
+     "--arrival-interval: '0' is not a number of seconds above 0"),
+    ("an arrival interval that is a word", lambda d: None, lambda d: [*_base(d), "--arrival-interval", "nan"],
+     "--arrival-interval: 'nan' is not a number of seconds above 0"),
 ]  # fmt: skip
 
 

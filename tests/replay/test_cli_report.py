@@ -17,8 +17,8 @@ def _curve(at: dict[int, float]) -> tuple[float | None, ...]:
 
 
 def _sweep() -> Sweep:
-    """FGD on two seeds: alloc 95.0 / 95.5 % and frag 4.0 / 5.0 % at X = 75..100; nothing beyond 100."""
-    xs = range(75, 101)
+    """FGD on two seeds: alloc 95.0 / 95.5 % and frag 4.0 / 5.0 % at X = 50..100; nothing beyond 100."""
+    xs = range(50, 101)
     runs = {
         ("FGD", 42): RunCurves("FGD", 42, _curve(dict.fromkeys(xs, 95.0)), _curve(dict.fromkeys(xs, 4.0)), 10, 2.0),
         ("FGD", 43): RunCurves("FGD", 43, _curve(dict.fromkeys(xs, 95.5)), _curve(dict.fromkeys(xs, 5.0)), 20, 4.0),
@@ -28,16 +28,37 @@ def _sweep() -> Sweep:
 
 def test_a_cell_is_the_mean_and_sample_sd_over_seeds_and_a_dash_past_the_runs() -> None:
     lines = format_sweep(_sweep()).splitlines()
-    unallocated = lines[lines.index("Unallocated GPU %") + 2 :][:12]
+    unallocated = lines[lines.index("Unallocated GPU %") + 2 :][:17]
+    # every 5 % from 50 to 130: 17 rows
+    assert [row.split()[0] for row in unallocated] == [str(x) for x in range(50, 131, 5)]
     # unallocated 100 - 95.0 = 5.0 and 100 - 95.5 = 4.5: mean 4.75, sd √((0.25² + 0.25²) / 1) = 0.35
-    assert unallocated[0].split() == ["75", "4.75", "±", "0.35"]
-    assert unallocated[5].split() == ["100", "4.75", "±", "0.35"]
-    assert unallocated[6].split() == ["105", "—"]
-    frag = lines[lines.index("Frag/total % (fragmented GPU as % of all GPU)") + 2 :][:12]
+    assert unallocated[0].split() == ["50", "4.75", "±", "0.35"]
+    assert unallocated[10].split() == ["100", "4.75", "±", "0.35"]
+    assert unallocated[11].split() == ["105", "—"]
+    frag = lines[lines.index("Frag/total % (fragmented GPU as % of all GPU)") + 2 :][:17]
     # frag 4.0 and 5.0: mean 4.5, sd √((0.5² + 0.5²) / 1) = 0.71
-    assert frag[0].split() == ["75", "4.50", "±", "0.71"]
+    assert frag[0].split() == ["50", "4.50", "±", "0.71"]
     # dropped (10 + 20) / 2 = 15, seconds (2 + 4) / 2 = 3
     assert lines[-1] == "FGD: 15 pods dropped, 3.0 s per run"
+
+
+def _held_sweep() -> Sweep:
+    """The advisor on two seeds: 3 pods held on seed 42 (waited 100, 200, 352 s), 1 on 43 (352 s)."""
+    curve = _curve(dict.fromkeys(range(50, 131), 96.0))
+    runs = {
+        ("advisor", 42): RunCurves("advisor", 42, curve, curve, 5, 20.0, (100.0, 200.0, 352.0)),
+        ("advisor", 43): RunCurves("advisor", 43, curve, curve, 7, 22.0, (352.0,)),
+    }
+    return Sweep("default", ("advisor",), (42, 43), runs)
+
+
+def test_held_pods_and_their_waits_are_counted_beside_the_pods_dropped() -> None:
+    # held (3 + 1) / 2 = 2.0 per run; waits pooled 100, 200, 352, 352: mean 1004 / 4 = 251, p95 the
+    # ⌈0.95 × 4⌉ = 4th sorted = 352, max 352; dropped (5 + 7) / 2 = 6; seconds (20 + 22) / 2 = 21
+    line = format_sweep(_held_sweep()).splitlines()[-1]
+    assert line == "advisor: 6 pods dropped, 2.0 pods held (waited mean 251 s, p95 352 s, max 352 s), 21.0 s per run"
+    pods = sweep_json(_held_sweep())["policies"]["advisor"]["pods"]
+    assert pods == {"dropped": 6.0, "held": 2.0, "wait_s": {"mean": 251.0, "p95": 352.0, "max": 352.0}}
 
 
 def test_the_json_document_of_a_hand_made_sweep() -> None:

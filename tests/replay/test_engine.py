@@ -145,6 +145,8 @@ class _HoldsOffN1(_Constant):
     """Every node alike; a share is held off node n1 (rank 0, so the engine's first choice), and off
     every node once ``everywhere`` is set. Records what the engine tells it of the fleet."""
 
+    hold_limit_s = 300.0
+
     def __init__(self) -> None:
         self.everywhere = False
         self.heard: list[tuple[str, object]] = []
@@ -157,6 +159,9 @@ class _HoldsOffN1(_Constant):
 
     def waiting(self, pod: PodShape) -> None:
         self.heard.append(("waiting", pod.gpu_milli))
+
+    def resumed(self, pod: PodShape) -> None:
+        self.heard.append(("resumed", pod.gpu_milli))
 
     def holds(self, node: NodeState, pod: PodShape) -> bool:
         return pod.is_sharing and (self.everywhere or node.cpu_free == 7000)
@@ -172,5 +177,8 @@ def test_a_held_pod_goes_to_the_best_node_that_does_not_hold_it_or_waits() -> No
     assert holding.heard == [("fleet", 3), ("moved", 2), ("moved", 1)]
     holding.everywhere = True
     result = replay(nodes, _order([pod(0, 1, 300)]), holding, original_pods=order.pods)
-    assert result.placements == (-1,)
-    assert holding.heard[-1] == ("waiting", 300)
+    # held everywhere, it waits; nothing arrives after it, so it comes back at its limit (300 s) and
+    # goes where no reserve would stop it: n1, rank 0
+    assert result.placements == (1,)
+    assert result.waits == (300.0,)
+    assert holding.heard[-3:] == [("waiting", 300), ("moved", 1), ("resumed", 300)]

@@ -141,6 +141,14 @@ class AdvisorPolicy:
     def waiting(self, pod: PodShape) -> None:
         self._waiting += pod.gpu_request
 
+    def resumed(self, pod: PodShape) -> None:
+        self._waiting -= pod.gpu_request
+
+    @property
+    def hold_limit_s(self) -> float:
+        """How long a held pod waits at most (the policy's ``reserve_hold_limit_s``)."""
+        return self._policy.reserve_hold_limit_s
+
     def holds(self, node: ReplayNode, pod: PodShape) -> bool:
         """The reserve's answer for a share on this node, as the extender's filter gives it."""
         wants = reserve.demand(self._mix) if pod.is_sharing and self._policy.reserve_whole_gpus else None

@@ -1,7 +1,8 @@
 """The replay loop: every pod once, in order; score every feasible node; max score wins, ties to the
 smallest rank (for a policy that breaks ties as the live extender does, ``NamedTies``, the rank is the
 node's place in ``ranking.tie_order`` instead of the run's); place; drop the pod when no node fits (no
-queue, no retry, no departures).
+queue, no retry, no departures). A pod every node it fits holds (``Holding``) waits instead, and is
+tried again after each later arrival until its hold limit (``waiting``).
 
 Speed comes from never re-scoring a node that did not change: for each pod shape the engine keeps
 the current score of every feasible node in a lazy max-heap, and before using it re-scores only the
@@ -12,11 +13,12 @@ which is sound because a `Scorer` is a pure function of those two.
 from __future__ import annotations
 
 import heapq
+import math
 from bisect import bisect_left, insort
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from extender.advice.replay.fragmentation import FragModel
+from extender.advice.replay.fragmentation import FragTracker
 from extender.advice.replay.nodes import NodeState, best_fit_gpu, fits, initial_state, place
 from extender.advice.replay.scorer import (
     GpuChooser,
@@ -29,6 +31,7 @@ from extender.advice.replay.scorer import (
     Scorer,
 )
 from extender.advice.replay.specs import MILLI, ArrivalOrder, NodeSpec, Pod, PodShape
+from extender.advice.replay.waiting import ARRIVAL_INTERVAL_S, HeldPods
 from extender.advice.replay.workload import Workload
 from extender.scoring.ranking import tie_order
 
@@ -46,6 +49,7 @@ class RunResult:
     used: tuple[int, ...]
     frag: tuple[float, ...]
     placements: tuple[int, ...]  # node index per pod, -1 when dropped
+    waits: tuple[float, ...] = ()  # seconds each pod every node held waited, in the order they left
 
     @property
     def dropped(self) -> int:
@@ -134,7 +138,7 @@ class _Cluster:
         self.changed.append(node)
 
 
-def _winner(cluster: _Cluster, view: _View, pod: PodShape) -> int:
+def _winner(cluster: _Cluster, view: _View, pod: PodShape, holding: Holding | None) -> int:
     """The chosen node for the pod of this view, or -1 when none is feasible (or all hold it)."""
     scorer = cluster.scorer
     if not view.scores:
@@ -151,9 +155,9 @@ def _winner(cluster: _Cluster, view: _View, pod: PodShape) -> int:
     while heap[0][3] != cluster.versions[heap[0][2]]:
         heapq.heappop(heap)
     top = heap[0][2]
-    if not isinstance(scorer, Holding) or not scorer.holds(cluster.states[top], pod):
+    if holding is None or not holding.holds(cluster.states[top], pod):
         return top
-    return _unheld(cluster, view, pod, scorer)
+    return _unheld(cluster, view, pod, holding)
 
 
 def _unheld(cluster: _Cluster, view: _View, pod: PodShape, holding: Holding) -> int:
@@ -180,60 +184,105 @@ def replay(
     *,
     original_pods: Sequence[Pod],
     frag_workload: Workload | None = None,
+    arrival_interval_s: float = ARRIVAL_INTERVAL_S,
 ) -> RunResult:
-    """Replay `order` on an empty cluster with `scorer`; F for the frag series uses `frag_workload`."""
+    """Replay `order` on an empty cluster with `scorer`; F for the frag series uses `frag_workload`.
+
+    Arrival ``i`` comes at ``i × arrival_interval_s`` seconds: the clock a held pod's limit runs on
+    (``waiting``). A pod placed after waiting adds an event where it is placed, arrived unchanged.
+    """
     scorer.prepare(RunContext(tuple(nodes), tuple(original_pods), order.seed))
-    cluster = _Cluster(nodes, order.ranks, scorer)
-    frag = _FragTracker(cluster.states, frag_workload)
-    observer = scorer if isinstance(scorer, Observer) else None
-    holding = scorer if isinstance(scorer, Holding) else None
-    if holding is not None:
-        holding.fleet(cluster.states)
-    arrived = used = 0
-    arrived_log: list[int] = []
-    used_log: list[int] = []
-    placements: list[int] = []
-    for pod in order.pods:
-        if observer is not None and observer.observe(pod):
-            cluster.forget()
+    run = _Run(nodes, order, scorer, frag_workload)
+    held = run.held
+    for index, pod in enumerate(order.pods):
+        now = index * arrival_interval_s
+        if held is not None:
+            for late in held.due(now):  # their limit passed before this arrival: no reserve for them
+                run.settle(late.index, late.shape, None)
+        if run.observer is not None and run.observer.observe(pod):
+            run.cluster.forget()
         shape = pod.shape
-        node = _winner(cluster, cluster.view(shape), shape)
+        run.arrived += shape.gpu_request
+        run.arrive(index, shape, now)
+        if held is not None:
+            run.retry(held, now)
+    if held is not None:
+        for late in held.due(math.inf):  # time goes on after the last arrival
+            run.settle(late.index, late.shape, None)
+    return run.result(scorer.name, order.seed, sum(spec.gpu_count for spec in nodes) * MILLI)
+
+
+class _Run:
+    """One run's cluster and books: the logs of every event, each pod's node, the held pods."""
+
+    def __init__(
+        self, nodes: Sequence[NodeSpec], order: ArrivalOrder, scorer: Scorer, frag_workload: Workload | None
+    ) -> None:
+        self.cluster = _Cluster(nodes, order.ranks, scorer)
+        self.frag = FragTracker(self.cluster.states, frag_workload)
+        self.observer = scorer if isinstance(scorer, Observer) else None
+        self.holding = scorer if isinstance(scorer, Holding) else None
+        self.held = HeldPods(self.holding.hold_limit_s) if self.holding is not None else None
+        if self.holding is not None:
+            self.holding.fleet(self.cluster.states)
+        self.arrived = self.used = 0
+        self.arrived_log: list[int] = []
+        self.used_log: list[int] = []
+        self.placements = [-1] * len(order.pods)
+
+    def arrive(self, index: int, shape: PodShape, now: float) -> None:
+        """An arriving pod: placed, held (every node it fits holds it), or dropped (none fits)."""
+        view = self.cluster.view(shape)
+        node = _winner(self.cluster, view, shape, self.holding)
         if node >= 0:
-            state = place(cluster.states[node], shape, _gpu_for(scorer, cluster.states[node], shape))
-            cluster.update(node, state)
-            frag.update(node, state)
-            used += shape.gpu_request
-            if holding is not None:
-                holding.moved(node, state)
-        elif holding is not None and shape.gpu_request:
-            holding.waiting(shape)
-        arrived += shape.gpu_request
-        arrived_log.append(arrived)
-        used_log.append(used)
-        placements.append(node)
-        frag.record()
-    capacity = sum(spec.gpu_count for spec in nodes) * MILLI
-    return RunResult(
-        scorer.name, order.seed, capacity, tuple(arrived_log), tuple(used_log), tuple(frag.log), tuple(placements)
-    )
+            self._place(index, shape, node)
+        elif self.held is not None and view.scores:
+            self.held.hold(index, shape, now)
+        if node < 0 and self.holding is not None and shape.gpu_request:
+            self.holding.waiting(shape)
+        self._record()
 
+    def retry(self, held: HeldPods, now: float) -> None:
+        """The cluster changed: every pod held before ``now`` is tried again, oldest first. A shape found
+        held is not tried again until some pod is placed (same shape, same cluster: same answer)."""
+        blocked: set[PodShape] = set()
+        for waiting in held.waiting_since_before(now):
+            if waiting.shape in blocked:
+                continue
+            if self.settle(waiting.index, waiting.shape, self.holding, counted=False):
+                held.left(waiting, now)
+                blocked.clear()
+            else:
+                blocked.add(waiting.shape)
 
-class _FragTracker:
-    """Cluster F summed over nodes, kept current by re-evaluating only the node that changed."""
+    def settle(self, index: int, shape: PodShape, holding: Holding | None, counted: bool = True) -> bool:
+        """A waiting pod tried again (``holding`` None: as if no reserve existed); an event if it is
+        placed, or when ``counted`` (its last try: placed or dropped). True when placed."""
+        node = _winner(self.cluster, self.cluster.view(shape), shape, holding)
+        if node >= 0:
+            self._place(index, shape, node)
+            if self.holding is not None:
+                self.holding.resumed(shape)
+        if node >= 0 or counted:
+            self._record()
+        return node >= 0
 
-    def __init__(self, states: Sequence[NodeState], workload: Workload | None) -> None:
-        self._model = FragModel(workload) if workload is not None else None
-        self._per_node = [self._model.node(s) for s in states] if self._model is not None else []
-        self._total = sum(self._per_node)
-        self.log: list[float] = []
+    def _place(self, index: int, shape: PodShape, node: int) -> None:
+        scorer = self.cluster.scorer
+        state = place(self.cluster.states[node], shape, _gpu_for(scorer, self.cluster.states[node], shape))
+        self.cluster.update(node, state)
+        self.frag.update(node, state)
+        self.used += shape.gpu_request
+        self.placements[index] = node
+        if self.holding is not None:
+            self.holding.moved(node, state)
 
-    def update(self, node: int, state: NodeState) -> None:
-        """A node changed."""
-        if self._model is not None:
-            value = self._model.node(state)
-            self._total += value - self._per_node[node]
-            self._per_node[node] = value
+    def _record(self) -> None:
+        self.arrived_log.append(self.arrived)
+        self.used_log.append(self.used)
+        self.frag.record()
 
-    def record(self) -> None:
-        """Log the current total (0 when no workload was given)."""
-        self.log.append(self._total)
+    def result(self, policy: str, seed: int, capacity: int) -> RunResult:
+        waits = tuple(self.held.waits) if self.held is not None else ()
+        logs = (tuple(self.arrived_log), tuple(self.used_log), tuple(self.frag.log))
+        return RunResult(policy, seed, capacity, *logs, tuple(self.placements), waits)

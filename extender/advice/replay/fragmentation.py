@@ -11,6 +11,7 @@ exactly as the float noise of that order makes it.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 
 from extender.advice.replay.nodes import NodeState
 from extender.advice.replay.specs import model_allowed
@@ -86,3 +87,24 @@ class FragModel:
     def node(self, node: NodeState) -> float:
         """F of a node."""
         return self.of(node.model, node.cpu_free, node.gpus)
+
+
+class FragTracker:
+    """Cluster F summed over nodes, kept current by re-evaluating only the node that changed."""
+
+    def __init__(self, states: Sequence[NodeState], workload: Workload | None) -> None:
+        self._model = FragModel(workload) if workload is not None else None
+        self._per_node = [self._model.node(s) for s in states] if self._model is not None else []
+        self._total = sum(self._per_node)
+        self.log: list[float] = []
+
+    def update(self, node: int, state: NodeState) -> None:
+        """A node changed."""
+        if self._model is not None:
+            value = self._model.node(state)
+            self._total += value - self._per_node[node]
+            self._per_node[node] = value
+
+    def record(self) -> None:
+        """Log the current total (0 when no workload was given)."""
+        self.log.append(self._total)

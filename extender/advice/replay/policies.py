@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from extender.advice.replay.advisor_policy import ADVISOR_POLICIES
+from extender.advice.replay.advisor_policy import ADVISOR_POLICIES, AdvisorPolicy
 from extender.advice.replay.baselines import POLICIES as BASELINES
 from extender.advice.replay.scorer import Scorer
+from extender.scoring.policy import ScoringPolicy
 
 __all__ = ["BASELINES", "make_policy", "policy_names", "unknown_policies"]
 
@@ -29,8 +30,11 @@ def unknown_policies(names: list[str]) -> list[str]:
     return [name for name in names if name not in known]
 
 
-def make_policy(name: str) -> Scorer:
-    """A fresh scorer for one run (scorers hold per-run state, so runs never share one)."""
+def make_policy(name: str, scoring: ScoringPolicy | None = None) -> Scorer:
+    """A fresh scorer for one run (scorers hold per-run state, so runs never share one); the advisor's
+    policies judge with ``scoring`` (None: the defaults)."""
+    if name in ADVISOR_POLICIES and scoring is not None:
+        return AdvisorPolicy(given=name == "advisor-given", policy=scoring)
     factory = _registry().get(name)
     if factory is None:
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(_registry())}")

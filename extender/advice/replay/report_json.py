@@ -1,10 +1,14 @@
 """The `--json` document of a sweep, exactly as the contract reads it:
 
     {"trace": "...", "policies": {"<name>": {"seeds": {"42": {"alloc_pct": {"0": v, ..., "130": v}}, ...},
-                                            "unallocated_at_100": {"mean": m, "sd": s}}}}
+                                            "unallocated_at_100": {"mean": m, "sd": s},
+                                            "pods": {"dropped": d, "held": h,
+                                                     "wait_s": {"mean": a, "p95": b, "max": c}}}}}
 
 `alloc_pct` is binned as the published results are (`metrics`); a bin no event fell near is null,
-and so are mean and sd when no seed reached 100 % arrived.
+and so are mean and sd when no seed reached 100 % arrived. `pods`: per run (mean over the seeds) the
+pods dropped and the pods held (every node they fit held them, so they waited), and the seconds those
+waited, all seeds' held pods together (0 when none was held).
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from extender.advice.replay.metrics import unallocated_at
-from extender.advice.replay.sweep import Curve, Sweep
+from extender.advice.replay.sweep import Curve, RunCurves, Sweep
+from extender.advice.replay.waiting import summarise_waits
 
 __all__ = ["sweep_json", "unallocated_json"]
 
@@ -26,6 +31,15 @@ def unallocated_json(curves: list[Curve], x: int = 100) -> dict[str, float | Non
     return {"mean": summary.mean, "sd": summary.sd}
 
 
+def _pods(runs: list[RunCurves]) -> dict[str, Any]:
+    waits = summarise_waits([run.waits for run in runs])
+    return {
+        "dropped": sum(run.dropped for run in runs) / len(runs),
+        "held": waits.held_per_run,
+        "wait_s": {"mean": waits.mean_s, "p95": waits.p95_s, "max": waits.max_s},
+    }
+
+
 def sweep_json(sweep: Sweep) -> dict[str, Any]:
     """The contract's document for a sweep; policies and seeds in the order they were asked for."""
     policies: dict[str, Any] = {}
@@ -36,5 +50,6 @@ def sweep_json(sweep: Sweep) -> dict[str, Any]:
                 str(run.seed): {"alloc_pct": {str(x): value for x, value in enumerate(run.alloc)}} for run in runs
             },
             "unallocated_at_100": unallocated_json([run.alloc for run in runs]),
+            "pods": _pods(runs),
         }
     return {"trace": sweep.trace, "policies": policies}

@@ -1,6 +1,8 @@
-"""The sweep as text: unallocated GPU % and frag/total % at 75, 80, ..., 130 % arrived demand, per policy.
+"""The sweep as text: unallocated GPU % and frag/total % at 50, 55, ..., 130 % arrived demand, per policy.
 
 Each cell is mean ± sample sd over the seeds; a dash where no seed's run reached that much demand.
+Below them, per policy: pods dropped, pods held (waited because every node they fit held them) and
+how long those waited, and the seconds a run took.
 """
 
 from __future__ import annotations
@@ -8,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from extender.advice.replay.metrics import Summary, summarise
-from extender.advice.replay.sweep import Curve, Sweep
+from extender.advice.replay.sweep import Curve, RunCurves, Sweep
+from extender.advice.replay.waiting import summarise_waits
 
 __all__ = ["TABLE_XS", "format_cell", "format_sweep", "summary_at"]
 
-TABLE_XS = tuple(range(75, 131, 5))
+TABLE_XS = tuple(range(50, 131, 5))
 _X_WIDTH = 10
 
 
@@ -36,6 +39,15 @@ def _grid(title: str, sweep: Sweep, cell: Callable[[str, int], Summary | None]) 
     return lines
 
 
+def _held(runs: Sequence[RunCurves]) -> str:
+    """`` 12.5 pods held (waited mean 210 s, p95 352 s, max 352 s),`` or nothing when none was."""
+    waits = summarise_waits([run.waits for run in runs])
+    if not waits.held_per_run:
+        return ""
+    spread = f"mean {waits.mean_s:.0f} s, p95 {waits.p95_s:.0f} s, max {waits.max_s:.0f} s"
+    return f" {waits.held_per_run:.1f} pods held (waited {spread}),"
+
+
 def format_sweep(sweep: Sweep) -> str:
     """Both tables, and per policy the pods dropped and the seconds a run took (means over seeds)."""
     seeds = len(sweep.seeds)
@@ -50,5 +62,5 @@ def format_sweep(sweep: Sweep) -> str:
         runs = sweep.curves(policy)
         dropped = sum(run.dropped for run in runs) / len(runs)
         seconds = sum(run.seconds for run in runs) / len(runs)
-        lines.append(f"{policy}: {dropped:.0f} pods dropped, {seconds:.1f} s per run")
+        lines.append(f"{policy}: {dropped:.0f} pods dropped,{_held(runs)} {seconds:.1f} s per run")
     return "\n".join(lines)

@@ -23,7 +23,9 @@ from extender.advice.replay.policies import make_policy, unknown_policies
 from extender.advice.replay.report_json import sweep_json
 from extender.advice.replay.specs import ArrivalOrder, NodeSpec, Pod
 from extender.advice.replay.sweep import RunCurves, Sweep
+from extender.advice.replay.waiting import ARRIVAL_INTERVAL_S
 from extender.advice.replay.workload import typical_pods
+from extender.scoring.policy import ScoringPolicy
 
 __all__ = ["Job", "Workset", "order_for", "run_job", "run_many", "run_one", "run_sweep"]
 
@@ -33,12 +35,16 @@ class Workset:
     """What every run of a sweep shares: the cluster, the original pods, and the arrival orders.
 
     `orders` holds shipped orders by seed; None draws each seed's order with the seeded generator.
+    `scoring` is the advisor's scoring policy (None: the defaults), `arrival_interval_s` the seconds
+    between arrivals that a held pod's limit is counted in (``waiting``).
     """
 
     name: str
     nodes: tuple[NodeSpec, ...]
     pods: tuple[Pod, ...]
     orders: Mapping[int, ArrivalOrder] | None = None
+    scoring: ScoringPolicy | None = None
+    arrival_interval_s: float = ARRIVAL_INTERVAL_S
 
     def order(self, seed: int) -> ArrivalOrder:
         """The arrival order of a seed (shipped, or drawn as the simulator draws it)."""
@@ -54,7 +60,14 @@ def replay_one(workset: Workset, policy: str, seed: int) -> RunResult:
     """Replay one (policy, seed); F (frag) is measured against the pods' typical-pod workload."""
     workload = typical_pods(pod.shape for pod in workset.pods)
     order = workset.order(seed)
-    return replay(workset.nodes, order, make_policy(policy), original_pods=workset.pods, frag_workload=workload)
+    return replay(
+        workset.nodes,
+        order,
+        make_policy(policy, workset.scoring),
+        original_pods=workset.pods,
+        frag_workload=workload,
+        arrival_interval_s=workset.arrival_interval_s,
+    )
 
 
 def run_one(workset: Workset, policy: str, seed: int) -> RunCurves:
@@ -62,7 +75,8 @@ def run_one(workset: Workset, policy: str, seed: int) -> RunCurves:
     started = time.perf_counter()
     result = replay_one(workset, policy, seed)
     seconds = time.perf_counter() - started
-    return RunCurves(policy, seed, tuple(alloc_curve(result)), tuple(frag_curve(result)), result.dropped, seconds)
+    alloc, frag = tuple(alloc_curve(result)), tuple(frag_curve(result))
+    return RunCurves(policy, seed, alloc, frag, result.dropped, seconds, result.waits)
 
 
 # A worker process receives the workset once (pickled by the pool's initializer), not once per run.

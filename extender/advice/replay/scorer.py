@@ -94,7 +94,13 @@ class NamedTies(Protocol):
 @runtime_checkable
 class Holding(Protocol):
     """Follows the fleet's totals and may hold a pod off a node it fits (the advisor's reserve,
-    ``extender.scoring.reserve``): the engine then takes the best node that does not hold it, or none."""
+    ``extender.scoring.reserve``): the engine then takes the best node that does not hold it; when every
+    node holds it, the pod waits, for room or for ``hold_limit_s`` seconds at most (``waiting``)."""
+
+    @property
+    def hold_limit_s(self) -> float:
+        """Seconds a pod every node holds waits at most; then it is placed as if nothing held it."""
+        ...
 
     def fleet(self, states: Sequence[NodeState]) -> None:
         """The fleet before the first pod."""
@@ -104,6 +110,9 @@ class Holding(Protocol):
 
     def waiting(self, pod: PodShape) -> None:
         """No node took this pod (in a cluster it would wait)."""
+
+    def resumed(self, pod: PodShape) -> None:
+        """A pod that waited was placed after all."""
 
     def holds(self, node: NodeState, pod: PodShape) -> bool:
         """Whether the pod is held off this node it fits."""

@@ -20,6 +20,7 @@ class RunCurves:
     frag: Curve
     dropped: int  # pods no node could take
     seconds: float  # wall time of the replay itself
+    waits: tuple[float, ...] = ()  # seconds each pod that every node held waited
 
 
 @dataclass(frozen=True, slots=True)
