@@ -42,7 +42,7 @@ def waiting_pod(name: str, since: float | None) -> dict[str, Any]:
 
 
 def _held_advisor(now: list[float], limit: float = 300.0) -> Advisor:
-    advisor = _advisor(ScoringPolicy(reserve_hold_limit_s=limit))
+    advisor = _advisor(ScoringPolicy(reserve_whole_gpus=True, reserve_hold_limit_s=limit))  # the reserve is opt-in
     advisor.clock = lambda: now[0]
     return advisor
 

@@ -20,13 +20,16 @@ Place = tuple[str, str]  # (page, pattern with one group)
 
 QUOTED: dict[str, list[Place]] = {
     "the advisor's unallocated GPU % on the openb default trace at 100 % (seeds 42-51)": [
-        ("docs/placement-quality.md", r"\| \*\*advisor\*\* \(learned online, replayed\) \| \*\*([\d.]+) ±"),
-        ("docs/placement-quality.md", r"it took the advisor from [\d.]+ to \*\*([\d.]+) ±"),
+        (
+            "docs/placement-quality.md",
+            r"\| \*\*advisor\*\* \(learned online, replayed; the default policy\) \| \*\*([\d.]+) ±",
+        ),
+        ("docs/placement-quality.md", r"\| default, \*\*advisor\*\* (?:\| [\d.]+ ){10}\| ([\d.]+) \|"),
         ("docs/deploy/placement-quality.md", r"\(seeds 42–51\) it strands ([\d.]+) %"),
     ],
     "FGD's unallocated GPU % on the openb default trace at 100 %, as published": [
         ("docs/placement-quality.md", r"\| FGD \| ([\d.]+) ±"),
-        ("docs/deploy/placement-quality.md", r"it strands [\d.]+ % \(FGD ([\d.]+) %\)"),
+        ("docs/deploy/placement-quality.md", r"it strands [\d.]+ % at 100 % arrived \(FGD ([\d.]+) %\)"),
     ],
     "FGD's seconds for one default-trace replay (benchmarks/replay.py)": [
         ("docs/placement-quality.md", r"and FGD's ([\d.–]+) s \(`benchmarks/replay.py`"),

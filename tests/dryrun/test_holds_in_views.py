@@ -74,10 +74,14 @@ def _cluster(tmp_path: Path, waiting: dict[str, Any]) -> str:
         item.setdefault("apiVersion", "v1")
     path = tmp_path / "cluster.yaml"
     path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
+    (tmp_path / "reserve.yaml").write_text("reserve_whole_gpus: true\n")
     return str(path)
 
 
 def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """The command, with the reserve turned on (it is opt-in) unless the test names its own policy."""
+    if "--policy" not in args:
+        args = [*args, "--policy", str(Path(args[args.index("--cluster") + 1]).parent / "reserve.yaml")]
     code = main(args)
     return code, capsys.readouterr().out
 
@@ -130,7 +134,7 @@ def test_past_its_limit_explain_and_diagnose_place_it(tmp_path: Path, capsys: py
 def test_a_short_limit_from_the_policy_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pod = waiting_pod("p", time.time() - 60)
     cluster = _cluster(tmp_path, pod)
-    (tmp_path / "policy.yaml").write_text("reserve_hold_limit_s: 30\n")
+    (tmp_path / "policy.yaml").write_text("reserve_whole_gpus: true\nreserve_hold_limit_s: 30\n")
     code, out = _cli(
         ["diagnose", "p", "-n", "ml", "--cluster", cluster, "--policy", str(tmp_path / "policy.yaml")], capsys
     )
