@@ -64,6 +64,9 @@ def ray_session(address: str = LOCAL, cpus: int | None = None) -> Iterator[None]
                 num_cpus=cpus,
                 include_dashboard=False,
                 _node_ip_address=LOOPBACK,
+                # Ray lowers its workers' priority (nice 15) for the sake of its own daemons; here they run
+                # the work asked for, and on a busy machine they would starve where --jobs's processes do not.
+                _system_config={"worker_niceness": 0},
                 # its own one-machine Ray: warnings about a cluster's set-up (token auth) are noise here
                 logging_level=logging.ERROR,
             )

@@ -59,6 +59,16 @@ def test_the_local_ray_is_on_the_loopback_address_only(local_ray: None) -> None:
     assert ray.cluster_resources()["CPU"] == 2  # type: ignore[no-untyped-call]
 
 
+def _niceness() -> int:
+    return os.nice(0)
+
+
+def test_the_local_rays_workers_run_at_the_priority_of_this_process(local_ray: None) -> None:
+    import ray
+
+    assert ray.get(ray.remote(_niceness).remote()) == os.nice(0)
+
+
 def _replay(cuts: TwoCuts, out: Path, *how: str) -> tuple[str, dict[str, Any]]:
     args = ["replay", "--nodes", str(cuts.nodes), "--pods", str(cuts.folder), "--orders", str(cuts.orders)]
     stdout = io.StringIO()
