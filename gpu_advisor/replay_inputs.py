@@ -19,7 +19,15 @@ from extender.advice.replay.openb import ReplayInputError
 from extender.advice.replay.run import Workset
 from extender.advice.replay.specs import Pod
 
-__all__ = ["SCHEDULER_CONFIG_NAMES", "load_scheduler_profile", "load_workset", "pod_objects", "trace_name"]
+__all__ = [
+    "SCHEDULER_CONFIG_NAMES",
+    "load_scheduler_profile",
+    "load_workset",
+    "load_worksets",
+    "pod_files",
+    "pod_objects",
+    "trace_name",
+]
 
 _PUBLISHED_PREFIX = "openb_pod_list_"
 
@@ -91,9 +99,45 @@ def load_pods(path: Path, nodes: tuple[ClusterNode, ...]) -> tuple[Pod, ...]:
         raise ReplayInputError(message if message.startswith(str(path)) else f"{path}: {message}") from None
 
 
+def pod_files(given: list[Path], published: set[str] | None = None) -> tuple[list[Path], list[str]]:
+    """Each `--pods`: a file, or a folder's `openb_pod_list_*.csv` by name (only the traces in `published`
+    when given); and the traces a folder held that were left out for want of published figures."""
+    files: list[Path] = []
+    left_out: list[str] = []
+    for path in given:
+        if not path.is_dir():
+            files.append(path)
+            continue
+        found = sorted(path.glob(f"{_PUBLISHED_PREFIX}*.csv"))
+        if not found:
+            raise ReplayInputError(f"--pods: {path} holds no {_PUBLISHED_PREFIX}*.csv")
+        for pods in found:
+            if published is None or trace_name(pods) in published:
+                files.append(pods)
+            else:
+                left_out.append(trace_name(pods))
+    seen: dict[str, Path] = {}
+    for pods in files:
+        if trace_name(pods) in seen:
+            raise ReplayInputError(f"--pods: {seen[trace_name(pods)]} and {pods} are both trace {trace_name(pods)!r}")
+        seen[trace_name(pods)] = pods
+    return files, left_out
+
+
+def load_worksets(
+    nodes_source: str, pods_paths: list[Path], orders_dir: Path | None, kubeconfig: str | None
+) -> list[Workset]:
+    """One workset per pod file, on the one cluster (read once)."""
+    nodes = load_nodes(nodes_source, kubeconfig)
+    return [_workset(nodes, pods, orders_dir) for pods in pods_paths]
+
+
 def load_workset(nodes_source: str, pods_path: Path, orders_dir: Path | None, kubeconfig: str | None) -> Workset:
     """The cluster, the pods and (when a folder is given) the shipped orders of one replay."""
-    nodes = load_nodes(nodes_source, kubeconfig)
+    return _workset(load_nodes(nodes_source, kubeconfig), pods_path, orders_dir)
+
+
+def _workset(nodes: tuple[ClusterNode, ...], pods_path: Path, orders_dir: Path | None) -> Workset:
     pods = load_pods(pods_path, nodes)
     specs = tuple(node.spec for node in nodes)
     if orders_dir is None:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import os
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from gpu_advisor.cli.exits import CliError
 __all__ = ["DEFAULT_SEEDS", "parse_policies", "parse_seeds", "register"]
 
 DEFAULT_SEEDS = "42-51"
+LOCAL_RAY = "local"  # `--ray` alone (gpu_advisor.replay_ray.LOCAL; Ray is not imported unless asked for)
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -104,7 +106,8 @@ def _published_runs(pods: Path) -> Any:
     from extender.advice.replay import openb
     from extender.advice.replay.published import ALLOC_CSV, load_published_alloc
 
-    for folder in (pods.resolve().parent.parent, openb.traces_dir()):
+    pod_folder = pods.resolve() if pods.is_dir() else pods.resolve().parent
+    for folder in (pod_folder.parent, openb.traces_dir()):
         if (folder / ALLOC_CSV).is_file():
             return load_published_alloc(folder)
     raise ReplayInputError(
@@ -115,7 +118,8 @@ def _published_runs(pods: Path) -> Any:
 def _run(args: argparse.Namespace) -> int:
     from extender.advice.replay.policies import policy_names
     from extender.advice.replay.published import published_traces
-    from gpu_advisor.replay_inputs import load_scheduler_profile, load_workset, trace_name
+    from gpu_advisor.cli.replay_report import report
+    from gpu_advisor.replay_inputs import load_scheduler_profile, load_worksets, pod_files, trace_name
 
     profile = load_scheduler_profile(args.scheduler_config) if args.scheduler_config is not None else None
     outage = _outage(args.outage, profile)
@@ -124,25 +128,35 @@ def _run(args: argparse.Namespace) -> int:
     else:
         policies = parse_policies(args.policy if args.policy is not None else ",".join(policy_names()))
     seeds = parse_seeds(args.seeds)
-    runs = (len(policies) + (profile is not None) + (outage is not None)) * len(seeds)
+    published = _published_runs(args.pods[0]) if args.compare_published else None
+    files, left_out = pod_files(args.pods, published_traces(published) if published is not None else None)
+    if left_out:
+        print(f"not replayed (no published figures): {', '.join(left_out)}", file=sys.stderr)
+    runs = (len(policies) + (profile is not None) + (outage is not None)) * len(seeds) * len(files)
     jobs = _jobs(args.jobs, runs)
+    if args.ray is not None and args.ray != LOCAL_RAY and args.jobs is not None:
+        raise ReplayInputError("--jobs: the Ray cluster decides where runs go; --jobs sizes a local Ray only")
     _writable(args.json, "--json")
     _writable(args.plot, "--plot")
-    published = _published_runs(args.pods) if args.compare_published else None
-    if published is not None and trace_name(args.pods) not in published_traces(published):
-        raise ReplayInputError(f"--compare-published: {trace_name(args.pods)!r} is not one of the published traces")
+    names = [trace_name(pods) for pods in files]
+    unpublished = [name for name in names if published is not None and name not in published_traces(published)]
+    if unpublished:
+        raise ReplayInputError(f"--compare-published: {unpublished[0]!r} is not one of the published traces")
     limit = None
     if args.limit is not None:
         from extender.advice.replay.limit import check_limit, load_limit
 
+        if len(files) > 1:
+            raise ReplayInputError(f"--limit: {args.limit} bounds one trace; name one --pods file with it")
         limit = load_limit(args.limit)
-        check_limit(limit, trace_name(args.pods), seeds, f"--limit: {args.limit}")
-    scoring = _scoring(args.scoring_policy)
-    interval = _interval(args.arrival_interval)
-    workset = load_workset(args.nodes, args.pods, args.orders, args.kubeconfig)
-    workset = dataclasses.replace(workset, scoring=scoring, arrival_interval_s=interval)
-    sweep, kube = _sweep(workset, policies, seeds, jobs, runs, profile, outage)
-    _report(args, sweep, profile, kube, limit, published, outage)
+        check_limit(limit, trace_name(files[0]), seeds, f"--limit: {args.limit}")
+    scoring, interval = _scoring(args.scoring_policy), _interval(args.arrival_interval)
+    worksets = [
+        dataclasses.replace(workset, scoring=scoring, arrival_interval_s=interval)
+        for workset in load_worksets(args.nodes, files, args.orders, args.kubeconfig)
+    ]
+    traces = _sweep(args, worksets, policies, seeds, jobs, profile, outage)
+    report(args, traces, profile, limit, published, outage)
     return 0
 
 
@@ -159,81 +173,60 @@ def _outage(text: str | None, profile: Any) -> Any:
     return parse_outage(text)
 
 
-def _sweep(
-    workset: Any, policies: list[str], seeds: list[int], jobs: int, runs: int, profile: Any, outage: Any
-) -> tuple[Any, dict[int, Any]]:
-    """The policies' runs, and kube-scheduler's for ``profile`` (if given) as one more column (two with
-    an outage: with it, and without)."""
-    from extender.advice.replay.progress import ProgressBar
-    from extender.advice.replay.run import run_sweep
+@contextmanager
+def _progress(total: int, for_log: bool) -> Iterator[Callable[[str], None] | None]:
+    """A bar on a terminal; else, for a Ray sweep's log (long runs, read later), a line per run; else none."""
+    from extender.advice.replay.progress import ProgressBar, ProgressLog
 
-    bar = ProgressBar(runs, sys.stderr) if sys.stderr.isatty() else None
-    kube: dict[int, Any] = {}
+    progress: ProgressBar | ProgressLog | None = None
+    if sys.stderr.isatty():
+        progress = ProgressBar(total, sys.stderr)
+    elif for_log:
+        progress = ProgressLog(total, sys.stderr)
     try:
-        sweep = run_sweep(workset, policies, seeds, jobs, bar.update if bar else None)
-        if profile is not None:
-            from extender.advice.replay.kube_run import KUBE_NO_OUTAGE, KUBE_POLICY, run_kube
-            from extender.advice.replay.sweep import Sweep
-
-            kube = run_kube(workset, profile, seeds, jobs, bar.update if bar else None, outage)
-            both = dict(sweep.runs) | {(KUBE_POLICY, seed): run.curves for seed, run in kube.items()}
-            both |= {(KUBE_NO_OUTAGE, seed): run.plain.curves for seed, run in kube.items() if run.plain}
-            added = (KUBE_POLICY, KUBE_NO_OUTAGE) if outage is not None else (KUBE_POLICY,)
-            sweep = Sweep(sweep.trace, (*sweep.policies, *added), sweep.seeds, both)
+        yield progress.step if progress is not None else None
     finally:
-        if bar is not None:
-            bar.close()
-    return sweep, kube
+        if progress is not None:
+            progress.close()
 
 
-def _report(
-    args: argparse.Namespace, sweep: Any, profile: Any, kube: dict[int, Any], limit: Any, published: Any, outage: Any
+def _keep(
+    results: dict[tuple[int, str, int], Any],
+    step: Callable[[str], None] | None,
+    worksets: list[Any],
+    task: Any,
+    result: Any,
 ) -> None:
-    """The tables on stdout, then the --json and --plot files."""
-    from extender.advice.replay.published import compare_published
-    from extender.advice.replay.report_table import format_sweep
-
-    print(format_sweep(sweep))
-    if profile is not None:
-        from extender.advice.replay.kube_run import format_kube_counts
-
-        print()
-        print(format_kube_counts(profile, kube, outage))
-    if limit is not None:
-        from extender.advice.replay.limit import format_distances
-
-        print()
-        print(format_distances(sweep, limit))
-    if published is not None:
-        print()
-        print(compare_published(sweep, published))
-    if args.json is not None:
-        args.json.write_text(json.dumps(_document(sweep, profile, kube, limit, outage), indent=1) + "\n")
-        print(f"wrote {args.json}", file=sys.stderr)
-    if args.plot is not None:
-        from extender.advice.replay.plot import write_plot
-
-        write_plot(sweep, args.plot)
-        print(f"wrote {args.plot}", file=sys.stderr)
+    """A finished run: keep its result, and name it to the progress (with its trace when there are several)."""
+    results[task.key] = result
+    if step is not None:
+        step(task.name(worksets) if len(worksets) > 1 else f"{task.policy} seed {task.seed}")
 
 
-def _document(sweep: Any, profile: Any, kube: dict[int, Any], limit: Any, outage: Any) -> dict[str, Any]:
-    """The --json document: the sweep, with the distance to a limit and kube-scheduler's counts if asked."""
-    from extender.advice.replay.report_json import sweep_json
+def _sweep(
+    args: argparse.Namespace,
+    worksets: list[Any],
+    policies: list[str],
+    seeds: list[int],
+    jobs: int,
+    profile: Any,
+    outage: Any = None,
+) -> list[Any]:
+    """Every trace's runs (kube-scheduler's as one more column for ``profile``, two with an outage: with it
+    and without), on local processes or Ray."""
+    from extender.advice.replay.fanout import assemble, plan, run_local
 
-    document = sweep_json(sweep)
-    if limit is not None:
-        from extender.advice.replay.limit import limit_json
+    tasks = plan(worksets, policies, seeds, profile, outage)
+    results: dict[tuple[int, str, int], Any] = {}
+    if args.ray is None:
+        with _progress(len(tasks), for_log=False) as step:
+            run_local(worksets, tasks, lambda task, result: _keep(results, step, worksets, task, result), jobs)
+    else:
+        from gpu_advisor.replay_ray import ray_session, run_on_ray
 
-        added = limit_json(sweep, limit)
-        document["limit"] = added["limit"]
-        for policy, distance in added["distance_to_limit"].items():
-            document["policies"][policy]["distance_to_limit"] = distance
-    if profile is not None:
-        from extender.advice.replay.kube_run import kube_counts_json
-
-        document["kube_scheduler"] = kube_counts_json(profile, kube, outage)
-    return document
+        with ray_session(args.ray, jobs if args.jobs is not None else None), _progress(len(tasks), True) as step:
+            run_on_ray(worksets, tasks, lambda task, result: _keep(results, step, worksets, task, result))
+    return assemble(worksets, policies, seeds, results, with_kube=profile is not None)
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
@@ -252,13 +245,32 @@ def register(commands: Any) -> None:
     replay.add_argument(
         "--nodes", required=True, metavar="FILE|kube", help="openb node CSV, snapshot file, kube or simulated"
     )
-    replay.add_argument("--pods", required=True, type=Path, metavar="FILE", help="openb pod CSV or Pod objects")
+    replay.add_argument(
+        "--pods",
+        required=True,
+        type=Path,
+        action="append",
+        metavar="FILE|DIR",
+        help="openb pod CSV or Pod objects; a folder: its openb_pod_list_*.csv (with --compare-published, the"
+        " published traces among them); give it again for more traces in one sweep",
+    )
     replay.add_argument("--orders", type=Path, metavar="DIR", help="shipped orders: <pods stem>.{order,nodes}.txt")
     replay.add_argument("--seeds", default=DEFAULT_SEEDS, metavar="LIST", help="e.g. 42,43 or 42-51 (default)")
     replay.add_argument(
         "--policy", default=None, metavar="NAMES", help="comma-separated policies (default: all of them)"
     )
-    replay.add_argument("--jobs", metavar="N", help="processes to spread runs over (default: one per core)")
+    replay.add_argument(
+        "--jobs", metavar="N", help="processes to spread runs over, or a local Ray's CPUs (default: one per core)"
+    )
+    replay.add_argument(
+        "--ray",
+        nargs="?",
+        const=LOCAL_RAY,
+        metavar="ADDRESS",
+        help="run each (trace, policy, seed) as a Ray task (pip install 'gpu-advisor[ray]'): without ADDRESS on a"
+        " Ray started on this machine for the command (loopback only); auto = the cluster this machine is in"
+        " (inside a RayJob); ray://HEAD:10001 = a cluster's Ray client port",
+    )
     replay.add_argument("--json", type=Path, metavar="FILE", help="write the results document (JSON)")
     replay.add_argument("--plot", type=Path, metavar="FILE.png", help="write unallocated %% vs arrived %% curves")
     replay.add_argument(

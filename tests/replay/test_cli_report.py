@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from extender.advice.replay.openb import PublishedRun
-from extender.advice.replay.progress import ProgressBar, progress_line
+from extender.advice.replay.progress import ProgressBar, ProgressLog, progress_line
 from extender.advice.replay.published import compare_published
 from extender.advice.replay.report_json import sweep_json
 from extender.advice.replay.report_table import format_sweep
@@ -106,3 +106,15 @@ def test_the_bar_redraws_in_place_and_ends_its_line() -> None:
     assert drawn.count("\r") == 3 and drawn.endswith("\n")
     assert "1/2 runs  0m10s, about 0m10s left  (FGD seed 42)" in drawn
     assert drawn.rstrip().endswith("2/2 runs  0m20s  (FGD seed 43)")
+
+
+def test_the_log_writes_a_whole_line_per_finished_run() -> None:
+    stream = io.StringIO()
+    ticks = iter([0.0, 42.0, 125.0])
+    log = ProgressLog(12, stream, clock=lambda: next(ticks))
+    log.step("default FGD seed 44")
+    log.step("multigpu50 BestFit seed 42")
+    log.close()
+    assert (
+        stream.getvalue() == " 1/12 runs  0m42s  default FGD seed 44\n 2/12 runs  2m05s  multigpu50 BestFit seed 42\n"
+    )

@@ -45,3 +45,25 @@ def write_cut(
     (cut.orders / "cut.order.txt").write_text("".join(f"{s}\t{' '.join(kept[s])}\n" for s in seeds))
     (cut.orders / "cut.nodes.txt").write_text("".join(f"{s}\t{' '.join(ranks[s][:nodes])}\n" for s in seeds))
     return cut
+
+
+@dataclass(frozen=True)
+class TwoCuts:
+    nodes: Path  # openb node CSV
+    folder: Path  # openb_pod_list_large.csv (the first 300 pods) and openb_pod_list_small.csv (the first 200)
+    orders: Path  # their orders, named after them
+
+
+def write_two_cuts(traces: Path, folder: Path, seeds: tuple[int, ...] = (42, 43)) -> TwoCuts:
+    """Two cuts of default on the same 40 nodes, named as published pod lists are, in one folder."""
+    cuts = TwoCuts(folder / "large" / "nodes.csv", folder / "pods", folder / "orders")
+    cuts.folder.mkdir()
+    cuts.orders.mkdir()
+    for name, pods in (("large", 300), ("small", 200)):
+        (folder / name).mkdir()
+        cut = write_cut(traces, folder / name, pods=pods, seeds=seeds)
+        stem = f"openb_pod_list_{name}"
+        (cuts.folder / f"{stem}.csv").write_bytes(cut.pods.read_bytes())
+        for kind in ("order", "nodes"):
+            (cuts.orders / f"{stem}.{kind}.txt").write_bytes((cut.orders / f"cut.{kind}.txt").read_bytes())
+    return cuts

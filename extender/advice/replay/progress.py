@@ -1,6 +1,7 @@
-"""A one-line progress bar for a sweep, redrawn in place on a terminal as runs finish.
+"""Progress of a sweep as runs finish: a one-line bar redrawn in place on a terminal, or a line per
+finished run for a log (a Ray job's, say).
 
-The stream is passed in; the command line hands it stderr only when stderr is a terminal, so
+The stream is passed in; the command line hands the bar stderr only when stderr is a terminal, so
 redirected output and logs never see carriage returns.
 """
 
@@ -12,7 +13,7 @@ from typing import TextIO
 
 from extender.advice.replay.sweep import RunCurves
 
-__all__ = ["ProgressBar", "progress_line"]
+__all__ = ["ProgressBar", "ProgressLog", "progress_line"]
 
 _WIDTH = 24
 
@@ -51,10 +52,35 @@ class ProgressBar:
 
     def update(self, run: RunCurves) -> None:
         """One more run finished."""
+        self.step(f"{run.policy} seed {run.seed}")
+
+    def step(self, label: str) -> None:
+        """One more run finished, named by `label`."""
         self._done += 1
-        self._draw(f"{run.policy} seed {run.seed}")
+        self._draw(label)
 
     def close(self) -> None:
         """End the line, so what follows starts on its own."""
         self._stream.write("\n")
         self._stream.flush()
+
+
+class ProgressLog:
+    """A line per finished run, `  3/80 runs  0m42s  default FGD seed 44`, for streams that are logs."""
+
+    def __init__(self, total: int, stream: TextIO, clock: Callable[[], float] = time.monotonic) -> None:
+        self._total = total
+        self._stream = stream
+        self._clock = clock
+        self._started = clock()
+        self._done = 0
+
+    def step(self, label: str) -> None:
+        """One more run finished, named by `label`."""
+        self._done += 1
+        elapsed = _clock(self._clock() - self._started)
+        self._stream.write(f"{self._done:>{len(str(self._total))}}/{self._total} runs  {elapsed}  {label}\n")
+        self._stream.flush()
+
+    def close(self) -> None:
+        """Nothing to end: every line is whole."""

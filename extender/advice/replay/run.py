@@ -2,7 +2,8 @@
 
 A run is a pure function of (cluster, pods, policy, seed, order): `run_one` takes exactly those, so
 the executor is the only moving part. `run_sweep` uses local processes, each handed the `Workset`
-once; handing a sweep to Ray or Dask would replace only that executor, never the run itself.
+once; the command line plans its runs with `fanout` (several traces, kube-scheduler's column) and
+runs them on local processes or as Ray tasks, each ending in this same `run_one`.
 """
 
 from __future__ import annotations
