@@ -8,6 +8,7 @@ Everything wrong with them is an `InputError` (exit 2) whose message names the f
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,10 @@ from extender.advice.replay.specs import Pod
 
 __all__ = [
     "SCHEDULER_CONFIG_NAMES",
+    "arrival_interval",
+    "load_outage",
     "load_scheduler_profile",
+    "load_scoring",
     "load_workset",
     "load_worksets",
     "pod_files",
@@ -188,3 +192,44 @@ def load_scheduler_profile(source: str) -> KubeSchedulerProfile:
         return parse_profile(documents[0])
     except ReplayInputError as exc:
         raise ReplayInputError(f"--scheduler-config: {source}: {exc}") from None
+
+
+def load_scoring(path: Path | None) -> Any:
+    """The advisor's scoring policy file (as the extender's ``--policy`` reads it), or None."""
+    if path is None:
+        return None
+    from extender.scoring.policy import PolicyError
+    from extender.sources.policy_file import load_policy
+
+    try:
+        return load_policy(path)
+    except PolicyError as exc:
+        raise ReplayInputError(f"--scoring-policy: {exc}") from None
+
+
+def arrival_interval(text: str | None) -> float:
+    """Seconds between arrivals (the clock a held pod's limit runs on)."""
+    from extender.advice.replay.waiting import ARRIVAL_INTERVAL_S
+
+    if text is None:
+        return ARRIVAL_INTERVAL_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise ReplayInputError(f"--arrival-interval: {text!r} is not a number of seconds above 0")
+    return value
+
+
+def load_outage(text: str | None, profile: Any) -> Any:
+    """``--outage``: parsed, and refused where it would change nothing."""
+    if text is None:
+        return None
+    if profile is None:
+        raise ReplayInputError("--outage: needs --scheduler-config (it models kube-scheduler without the advisor)")
+    if profile.extender is None:
+        raise ReplayInputError("--outage: the scheduler configuration has no extender, so no advisor to lose")
+    from extender.advice.replay.outage import parse_outage
+
+    return parse_outage(text)

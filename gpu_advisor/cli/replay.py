@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -65,34 +64,6 @@ def _jobs(text: str | None, runs: int) -> int:
     return int(text)
 
 
-def _scoring(path: Path | None) -> Any:
-    """The advisor's scoring policy file (as the extender's ``--policy`` reads it), or None."""
-    if path is None:
-        return None
-    from extender.scoring.policy import PolicyError
-    from extender.sources.policy_file import load_policy
-
-    try:
-        return load_policy(path)
-    except PolicyError as exc:
-        raise ReplayInputError(f"--scoring-policy: {exc}") from None
-
-
-def _interval(text: str | None) -> float:
-    """Seconds between arrivals (the clock a held pod's limit runs on)."""
-    from extender.advice.replay.waiting import ARRIVAL_INTERVAL_S
-
-    if text is None:
-        return ARRIVAL_INTERVAL_S
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise ReplayInputError(f"--arrival-interval: {text!r} is not a number of seconds above 0")
-    return value
-
-
 def _writable(path: Path | None, flag: str) -> None:
     """Refuse an output file that cannot be written before the sweep, not after it."""
     if path is not None and not path.parent.is_dir():
@@ -119,10 +90,18 @@ def _run(args: argparse.Namespace) -> int:
     from extender.advice.replay.policies import policy_names
     from extender.advice.replay.published import published_traces
     from gpu_advisor.cli.replay_report import report
-    from gpu_advisor.replay_inputs import load_scheduler_profile, load_worksets, pod_files, trace_name
+    from gpu_advisor.replay_inputs import (
+        arrival_interval,
+        load_outage,
+        load_scheduler_profile,
+        load_scoring,
+        load_worksets,
+        pod_files,
+        trace_name,
+    )
 
     profile = load_scheduler_profile(args.scheduler_config) if args.scheduler_config is not None else None
-    outage = _outage(args.outage, profile)
+    outage = load_outage(args.outage, profile)
     if profile is not None and args.policy is None:
         policies: list[str] = []  # only kube-scheduler's runs, unless policies are named beside it
     else:
@@ -150,7 +129,7 @@ def _run(args: argparse.Namespace) -> int:
             raise ReplayInputError(f"--limit: {args.limit} bounds one trace; name one --pods file with it")
         limit = load_limit(args.limit)
         check_limit(limit, trace_name(files[0]), seeds, f"--limit: {args.limit}")
-    scoring, interval = _scoring(args.scoring_policy), _interval(args.arrival_interval)
+    scoring, interval = load_scoring(args.scoring_policy), arrival_interval(args.arrival_interval)
     worksets = [
         dataclasses.replace(workset, scoring=scoring, arrival_interval_s=interval)
         for workset in load_worksets(args.nodes, files, args.orders, args.kubeconfig)
@@ -158,19 +137,6 @@ def _run(args: argparse.Namespace) -> int:
     traces = _sweep(args, worksets, policies, seeds, jobs, profile, outage)
     report(args, traces, profile, limit, published, outage)
     return 0
-
-
-def _outage(text: str | None, profile: Any) -> Any:
-    """``--outage``: parsed, and refused where it would change nothing."""
-    if text is None:
-        return None
-    if profile is None:
-        raise ReplayInputError("--outage: needs --scheduler-config (it models kube-scheduler without the advisor)")
-    if profile.extender is None:
-        raise ReplayInputError("--outage: the scheduler configuration has no extender, so no advisor to lose")
-    from extender.advice.replay.outage import parse_outage
-
-    return parse_outage(text)
 
 
 @contextmanager
