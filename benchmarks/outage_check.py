@@ -149,14 +149,21 @@ class Scheduler:
         self.in_flight = 0
 
     def run(self, pods: list[dict[str, Any]], deadline_s: float, rate: float, until: threading.Event) -> None:
-        """Pods arrive ``rate`` a second (created one after another, as a real check creates them); the
-        loop ends when every pod is bound or given up and ``until`` is set (the outage is over)."""
+        """Pods arrive ``rate`` a second, or with ``rate`` 0 one at a time, each once the one before is
+        bound or has failed an attempt (as the real check creates them: waiting for each to be bound or
+        reported unschedulable); the loop ends when every pod is bound or given up and ``until`` is set
+        (the outage is over)."""
         start = time.monotonic()
-        self.queue = [Queued(p, i, ready_at=start + i / rate) for i, p in enumerate(pods)]
+        later = float("inf")
+        self.queue = [Queued(p, i, ready_at=start + i / rate if rate else later) for i, p in enumerate(pods)]
+        if self.queue and not rate:
+            self.queue[0].ready_at = start
         end = start + deadline_s
         while time.monotonic() < end:
             with self.lock:
                 now = time.monotonic()
+                if not rate:
+                    self._release_next(now)
                 ready = [q for q in self.queue if q.ready_at <= now]
                 if not self.queue and not self.in_flight and until.is_set():
                     break
@@ -168,6 +175,16 @@ class Scheduler:
                 self.queue.remove(item)
             self._attempt(item)
         self.binding.shutdown(wait=True)
+
+    def _release_next(self, now: float) -> None:
+        """Under the lock: the first pod not yet created is, once every pod before it is bound or tried."""
+        waiting = [q for q in self.queue if q.ready_at == float("inf")]
+        if not waiting:
+            return
+        first = min(waiting, key=lambda q: q.index)
+        settled = all(q.attempts or q.index > first.index for q in self.queue if q is not first)
+        if settled and not self.in_flight:
+            first.ready_at = now
 
     def _retry(self, item: Queued, away: bool) -> None:
         item.attempts += 1
@@ -357,7 +374,9 @@ def main() -> int:
     parser.add_argument("--mode", choices=("none", "kill", "kill-all", "roll"), default="kill")
     parser.add_argument("--outage-at", type=float, default=0.4, help="share of the pods bound first")
     parser.add_argument("--down", type=float, default=3.6, help="seconds a killed replica stays down")
-    parser.add_argument("--rate", type=float, default=30.0, help="pods created a second")
+    parser.add_argument(
+        "--rate", type=float, default=30.0, help="pods created a second (0: one at a time, each once the last is done)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     for mode in ("none", args.mode):
