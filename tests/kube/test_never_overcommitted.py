@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,18 +31,10 @@ from extender.sources.kube_binder import KubeBinder
 from extender.sources.kube_watch import KubeSource
 from gpu_advisor.app import create_app
 from tests.conftest import SHARED_FIXTURES
+from tests.containment.live import eventually
 from tests.fakes.apiserver import FakeApiServer
 
 SHARE = PodShape(2000, 4096, 1, 600)  # 2 cores, 4 GiB, 600 milli of one GPU
-
-
-def eventually(check: Callable[[], bool], timeout: float = 8.0) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if check():
-            return
-        time.sleep(0.02)
-    raise AssertionError("condition not reached in time")
 
 
 def share(name: str) -> dict[str, Any]:
