@@ -32,99 +32,22 @@ import argparse
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from benchmarks.hostile import free_port, get
 from benchmarks.outage_model import Counted, overcommitted_nodes, unallocated_percent
+from benchmarks.outage_replicas import Replica, Service, kubeconfig, wait_for
 from tests.fakes.apiserver import FakeApiServer
 
 MAX_BACKOFF_S = 5.0  # the printed profile's podMaxBackoffSeconds
-
-
-@dataclass
-class Replica:
-    kubeconfig: str
-    drain_s: float
-    port: int = field(default_factory=free_port)
-    proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        argv = [sys.executable, "-m", "gpu_advisor.cli", "--log-level", "warning", "serve", "--cluster", "kube"]
-        argv += ["--kubeconfig", self.kubeconfig, "--port", str(self.port), "--drain-seconds", str(self.drain_s)]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    def ready(self) -> bool:
-        try:
-            return self.proc is not None and self.proc.poll() is None and get(self.port, "/readyz", 2)[0] == 200
-        except OSError:
-            return False
-
-    def stop(self, sig: int) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            self.proc.wait(30)
-
-
-class Service:
-    """Round robin over the replicas that are up and ready, as a Service's endpoints are."""
-
-    def __init__(self, replicas: list[Replica]) -> None:
-        self.replicas = replicas
-        self.endpoints: list[Replica] = list(replicas)
-        self.turn = 0
-        self.failed_calls = 0
-        self.lock = threading.Lock()
-        self._stop = threading.Event()
-        threading.Thread(target=self._follow, daemon=True).start()
-
-    def _follow(self) -> None:
-        while not self._stop.wait(0.2):
-            ready = [r for r in self.replicas if r.ready()]
-            with self.lock:
-                self.endpoints = ready
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def call(self, verb: str, body: dict[str, Any]) -> Any:
-        """The reply's JSON; None when no replica answered (kube-scheduler's call failed)."""
-        with self.lock:
-            if not self.endpoints:
-                self.failed_calls += 1
-                return None
-            replica = self.endpoints[self.turn % len(self.endpoints)]
-            self.turn += 1
-        try:
-            status, reply = _post(replica.port, f"/scheduler/{verb}", body)
-        except OSError:
-            status, reply = 0, b""
-        if status != 200:
-            with self.lock:
-                self.failed_calls += 1
-            return None
-        return json.loads(reply)
-
-
-def _post(port: int, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
-    import http.client
-
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    try:
-        conn.request("POST", path, json.dumps(body, separators=(",", ":")), {"Content-Type": "application/json"})
-        resp = conn.getresponse()
-        return resp.status, resp.read()
-    finally:
-        conn.close()
 
 
 @dataclass
@@ -263,12 +186,12 @@ def run(sample: Path, replicas: int, mode: str, outage_at: float, down_s: float,
         for pod in pods:
             pod["metadata"]["uid"] = f"uid-{pod['metadata']['name']}"
             fake.put("pods", pod)
-        kubeconfig = Path(tmp) / "kubeconfig"
-        kubeconfig.write_text(json.dumps(_kubeconfig(fake.url)))
-        group = [Replica(str(kubeconfig), drain_s=1.0) for _ in range(replicas)]
+        config = Path(tmp) / "kubeconfig"
+        config.write_text(json.dumps(kubeconfig(fake.url)))
+        group = [Replica(str(config), drain_s=1.0) for _ in range(replicas)]
         for replica in group:
             replica.start()
-        _wait(lambda: all(r.ready() for r in group), 60)
+        wait_for(lambda: all(r.ready() for r in group), 60)
         service = Service(group)
         scheduler = Scheduler(service, fake, [n["metadata"]["name"] for n in nodes])
         window: dict[str, float] = {}
@@ -325,12 +248,12 @@ def _outage(
 def _stop_and_start(
     group: list[Replica], scheduler: Scheduler, pods: int, at: float, mode: str, down_s: float, window: dict[str, float]
 ) -> None:
-    _wait(lambda: len(scheduler.bound_at) >= at * pods, 3600)
+    wait_for(lambda: len(scheduler.bound_at) >= at * pods, 3600)
     if mode == "roll":
         for replica in group:
             replica.stop(signal.SIGTERM)
             replica.start()
-            _wait(replica.ready, 120)
+            wait_for(replica.ready, 120)
         window["back"] = time.monotonic()
         return
     victims = group if mode == "kill-all" else group[:1]
@@ -341,28 +264,8 @@ def _stop_and_start(
     for replica in victims:
         replica.start()
     window["up"] = time.monotonic()
-    _wait(lambda: all(r.ready() for r in victims), 120)
+    wait_for(lambda: all(r.ready() for r in victims), 120)
     window["back"] = time.monotonic()
-
-
-def _wait(check: Any, timeout: float) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if check():
-            return
-        time.sleep(0.05)
-    raise RuntimeError("timed out")
-
-
-def _kubeconfig(url: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "current-context": "fake",
-        "clusters": [{"name": "fake", "cluster": {"server": url}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "u"}}],
-    }
 
 
 def main() -> int:

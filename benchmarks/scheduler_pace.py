@@ -13,9 +13,8 @@ binds the pod to the top-scored node, and the binding reaches the advisor as it 
 through the pods watch of ``--cluster kube``. Pods cycle through the shapes kube-scheduler sends: whole
 GPUs (1, 2, 4, 8), Alibaba milli shares (annotations ``alibabacloud.com/gpu-milli`` and
 ``alibabacloud.com/gpu-count``) and CPU-only pods. ``--fleet bare``: the real-cluster measurement's
-setup instead, 8-GPU nodes without topology and one-GPU pods only. ``--bind-verb``: the printed profile's
-``bindVerb``: kube-scheduler calls ``/scheduler/bind`` and the advisor claims the node, records a share's GPU
-and posts the binding (whose event then arrives through the watch). The first ``--warm`` pods are not counted.
+setup instead, 8-GPU nodes without topology and one-GPU pods only. ``--bind-verb`` (the printed profile's):
+the advisor binds (claims a sharing node, posts the binding). The first ``--warm`` pods are not counted.
 
 Printed per node count: the advisor's CPU milliseconds per scheduled pod (its process's user + system
 time from /proc across the counted pods, the watch's work on each binding included, read once the

@@ -20,6 +20,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fakes.apiserver_writes import Writes
 from tests.fakes.kube_objects import node, pod
 from tests.fakes.kube_objects import status as _status
 
@@ -34,7 +35,7 @@ PATHS = {
 _CLUSTER_WIDE = ("nodes", "resourceslices")
 
 
-class FakeApiServer:
+class FakeApiServer(Writes):
     def __init__(self, port: int = 0, serve_dra: bool = False) -> None:
         self.lock = threading.Condition()
         self.rv = 100
@@ -93,44 +94,6 @@ class FakeApiServer:
             obj["metadata"]["resourceVersion"] = str(self.rv)
             self.events.append((self.rv, kind, "DELETED", obj))
             self.lock.notify_all()
-
-    def merge_patch(self, kind: str, key: str, patch: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        """A merge patch of an object's annotations; 409 when the patch names a resourceVersion that is not
-        the object's (the optimistic lock the real server keeps)."""
-        with self.lock:
-            found = self.objects[kind].get(key)
-            if found is None:
-                return 404, _status(404, "NotFound", f'{kind} "{key}" not found')
-            wanted = (patch.get("metadata") or {}).get("resourceVersion")
-            if wanted is not None and wanted != found["metadata"].get("resourceVersion"):
-                self.conflicts += 1
-                return 409, _status(409, "Conflict", f'Operation cannot be fulfilled on {kind} "{key}"')
-            merged = copy.deepcopy(found)
-        for name, value in ((patch.get("metadata") or {}).get("annotations") or {}).items():
-            merged["metadata"].setdefault("annotations", {})[name] = value
-        self.put(kind, merged)
-        return 200, self.objects[kind][key]
-
-    def bind(self, key: str, binding: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        """``POST pods/<name>/binding``: the pod's spec.nodeName set, as the API server's binding REST does."""
-        with self.lock:
-            found = self.objects["pods"].get(key)
-            target = (binding.get("target") or {}).get("name")
-            uid = (binding.get("metadata") or {}).get("uid")
-            if found is None:
-                return 404, _status(404, "NotFound", f'pods "{key}" not found')
-            if uid and uid != found["metadata"].get("uid"):
-                return 409, _status(409, "Conflict", f"Precondition failed: UID in precondition: {uid}")
-            if found.get("spec", {}).get("nodeName"):
-                return 409, _status(409, "Conflict", f"pod {key} is already assigned to node")
-            bound = copy.deepcopy(found)
-            bound.setdefault("spec", {})["nodeName"] = target
-            notes = (binding.get("metadata") or {}).get("annotations") or {}
-            if notes:  # the Binding's annotations are written onto the pod in the same update
-                bound["metadata"]["annotations"] = {**(bound["metadata"].get("annotations") or {}), **notes}
-            self.bindings.append((key, str(target)))
-        self.put("pods", bound)
-        return 201, {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201}
 
     def expire_history(self) -> None:
         """Compact: any watch from the current resourceVersion or older now gets 410 Gone."""

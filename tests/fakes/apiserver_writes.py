@@ -1,0 +1,62 @@
+"""What the fake API server writes besides whole objects: merge patches of annotations under an optional
+resourceVersion precondition, and pod bindings (a part of ``FakeApiServer``)."""
+
+from __future__ import annotations
+
+import copy
+import threading
+from typing import Any
+
+from tests.fakes.kube_objects import status as _status
+
+__all__ = ["Writes"]
+
+
+class Writes:
+    """Needs the server's lock, objects, ``put``, and the counters it keeps of conflicts and bindings."""
+
+    lock: threading.Condition
+    objects: dict[str, dict[str, dict[str, Any]]]
+    conflicts: int
+    bindings: list[tuple[str, str]]
+
+    def put(self, kind: str, obj: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def merge_patch(self, kind: str, key: str, patch: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """A merge patch of an object's annotations; 409 when the patch names a resourceVersion that is not
+        the object's (the optimistic lock the real server keeps)."""
+        with self.lock:
+            found = self.objects[kind].get(key)
+            if found is None:
+                return 404, _status(404, "NotFound", f'{kind} "{key}" not found')
+            wanted = (patch.get("metadata") or {}).get("resourceVersion")
+            if wanted is not None and wanted != found["metadata"].get("resourceVersion"):
+                self.conflicts += 1
+                return 409, _status(409, "Conflict", f'Operation cannot be fulfilled on {kind} "{key}"')
+            merged = copy.deepcopy(found)
+        for name, value in ((patch.get("metadata") or {}).get("annotations") or {}).items():
+            merged["metadata"].setdefault("annotations", {})[name] = value
+        self.put(kind, merged)
+        return 200, self.objects[kind][key]
+
+    def bind(self, key: str, binding: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """``POST pods/<name>/binding``: the pod's spec.nodeName set, as the API server's binding REST does."""
+        with self.lock:
+            found = self.objects["pods"].get(key)
+            target = (binding.get("target") or {}).get("name")
+            uid = (binding.get("metadata") or {}).get("uid")
+            if found is None:
+                return 404, _status(404, "NotFound", f'pods "{key}" not found')
+            if uid and uid != found["metadata"].get("uid"):
+                return 409, _status(409, "Conflict", f"Precondition failed: UID in precondition: {uid}")
+            if found.get("spec", {}).get("nodeName"):
+                return 409, _status(409, "Conflict", f"pod {key} is already assigned to node")
+            bound = copy.deepcopy(found)
+            bound.setdefault("spec", {})["nodeName"] = target
+            notes = (binding.get("metadata") or {}).get("annotations") or {}
+            if notes:  # the Binding's annotations are written onto the pod in the same update
+                bound["metadata"]["annotations"] = {**(bound["metadata"].get("annotations") or {}), **notes}
+            self.bindings.append((key, str(target)))
+        self.put("pods", bound)
+        return 201, {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201}
