@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import ctypes
 import gc
-from collections.abc import Iterable
+import zlib
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import orjson
 
 from extender.http.advisor import Advisor
 
-__all__ = ["settle_memory"]
+__all__ = ["kept_as_json", "settle_memory"]
 
 # mallopt(3)'s parameter (malloc.h). Not M_MMAP_THRESHOLD: held at 128 KiB, every 5,000-name body and
 # reply was a fresh mapping, faulted in page by page, 70-90 us a call (1.3x a no-op at 1 connection,
@@ -58,3 +62,15 @@ def _glibc() -> ctypes.CDLL | None:
     except (OSError, AttributeError):
         return None
     return libc
+
+
+def kept_as_json(objects: list[dict[str, Any]]) -> Callable[[], list[dict[str, Any]]]:
+    """The objects, read back on each call from compressed JSON kept in their stead: the console reads
+    a snapshot's Pod objects now and then, and a 5,000-node snapshot's pods were 12 MiB of dicts held
+    for it (4 MiB as JSON, 0.3 MiB compressed; read back in milliseconds). Objects orjson cannot write
+    (an integer past 64 bits) are kept as they are."""
+    try:
+        packed = zlib.compress(orjson.dumps(objects), 1)
+    except (orjson.JSONEncodeError, TypeError):
+        return lambda: objects
+    return lambda: orjson.loads(zlib.decompress(packed))

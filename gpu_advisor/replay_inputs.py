@@ -23,6 +23,7 @@ from extender.advice.replay.specs import Pod
 __all__ = [
     "SCHEDULER_CONFIG_NAMES",
     "arrival_interval",
+    "checked_limit",
     "load_outage",
     "load_scheduler_profile",
     "load_scoring",
@@ -233,3 +234,16 @@ def load_outage(text: str | None, profile: Any) -> Any:
     from extender.advice.replay.outage import parse_outage
 
     return parse_outage(text)
+
+
+def checked_limit(path: Path | None, files: list[Path], seeds: list[int]) -> Any:
+    """``--limit``: read and checked against the one trace it bounds (None when not given)."""
+    if path is None:
+        return None
+    from extender.advice.replay.limit import check_limit, load_limit
+
+    if len(files) > 1:
+        raise ReplayInputError(f"--limit: {path} bounds one trace; name one --pods file with it")
+    limit = load_limit(path)
+    check_limit(limit, trace_name(files[0]), seeds, f"--limit: {path}")
+    return limit

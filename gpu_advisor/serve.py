@@ -5,12 +5,9 @@ from __future__ import annotations
 import logging
 import socket
 import ssl
-import zlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-import orjson
 from prometheus_client import CollectorRegistry
 
 from extender.cluster.state import ClusterState
@@ -32,7 +29,7 @@ from gpu_advisor.connections import deadline_protocol
 from gpu_advisor.history_sources import history_source, usage_source
 from gpu_advisor.listeners import ServeError, listen, listening_line
 from gpu_advisor.logs import install_log_hygiene
-from gpu_advisor.memory import settle_memory
+from gpu_advisor.memory import kept_as_json, settle_memory
 from webhook.admission import AdmissionSettings
 
 __all__ = [
@@ -107,32 +104,26 @@ def build_advisor(
         background.parts.append(live)
         registry.register(TelemetryTrust(board))
     advisor = Advisor(state=state, telemetry=board, policy=policy, registry=registry)
+    served.append(advisor)
+    _wire(advisor, model, cluster, prometheus)
+    if prometheus and usage_refresh_s > 0 and advisor.usage is not None:
+        background.parts.append(_usage_refresh(advisor, usage_refresh_s, usage_by))
+    return advisor, background
+
+
+def _wire(advisor: Advisor, model: Any, cluster: str, prometheus: str | None) -> None:
+    """What the advisor reads besides its model: approvals and the binder (a live cluster), GPU and
+    allocation history, and the Pod objects the console reads (a snapshot's or the simulated cluster's)."""
     if model.watch is not None:  # a live cluster: approvals count until bound, and the advisor binds
         from extender.http.approvals import Approvals
         from extender.sources.kube_binder import KubeBinder
 
         advisor.approvals = Approvals(model.watch.model, KubeBinder(model.watch.api, model.watch.model))
-    served.append(advisor)
-    advisor.rightsize = history_source(cluster, prometheus, state, model.pods)
-    advisor.usage = usage_source(cluster, prometheus, state, model.pods)
-    if prometheus and usage_refresh_s > 0 and advisor.usage is not None:
-        background.parts.append(_usage_refresh(advisor, usage_refresh_s, usage_by))
+    advisor.rightsize = history_source(cluster, prometheus, advisor.state, model.pods)
+    advisor.usage = usage_source(cluster, prometheus, advisor.state, model.pods)
     if cluster != KUBE:  # the console reads a snapshot's Pod objects (the live watch keeps only where pods run)
         pods = simulated_cluster().pods if cluster == SIMULATED else model.pods if isinstance(model.pods, list) else []
         advisor.pod_objects = kept_as_json(pods)
-    return advisor, background
-
-
-def kept_as_json(objects: list[dict[str, Any]]) -> Callable[[], list[dict[str, Any]]]:
-    """The objects, read back on each call from compressed JSON kept in their stead: the console reads
-    a snapshot's Pod objects now and then, and a 5,000-node snapshot's pods were 12 MiB of dicts held
-    for it (4 MiB as JSON, 0.3 MiB compressed; read back in milliseconds). Objects orjson cannot write
-    (an integer past 64 bits) are kept as they are."""
-    try:
-        packed = zlib.compress(orjson.dumps(objects), 1)
-    except (orjson.JSONEncodeError, TypeError):
-        return lambda: objects
-    return lambda: orjson.loads(zlib.decompress(packed))
 
 
 def _usage_refresh(advisor: Advisor, every_s: float, by: str) -> UsageRefresh:
@@ -244,17 +235,7 @@ def run(
     plain, tls = create_apps(Edge(advisor, admission or AdmissionSettings(), limits, auth))
     servers = [uvicorn.Server(uvicorn_config(plain, host, port, limits))]
     if cert and key:
-        from webhook.certs import CertReloader
-
-        try:
-            reloader = CertReloader(Path(cert), Path(key))
-        except (OSError, ssl.SSLError) as exc:
-            raise ServeError(f"cannot load --tls-cert/--tls-key: {exc}") from None
-        tls_config = uvicorn_config(tls, host, tls_port, limits, ssl_certfile=cert, ssl_keyfile=key)
-        tls_config.load()
-        tls_config.ssl = reloader.context  # renewed files reach new connections without a restart
-        servers.append(uvicorn.Server(tls_config))
-        background.parts.append(reloader)
+        servers.append(_tls_server(tls, host, tls_port, limits, cert, key, background))
     install_log_hygiene()
     # uvicorn names no address when handed bound sockets. Its logger (configured by now) is the one its
     # own start-up lines go through, written whatever --log-level says.
@@ -273,6 +254,23 @@ def run(
     finally:
         background.stop()
     return 0
+
+
+def _tls_server(app: Any, host: str, port: int, limits: Limits, cert: str, key: str, background: Background) -> Any:
+    """The HTTPS server of the webhooks; its certificate reloader runs in the background."""
+    import uvicorn
+
+    from webhook.certs import CertReloader
+
+    try:
+        reloader = CertReloader(Path(cert), Path(key))
+    except (OSError, ssl.SSLError) as exc:
+        raise ServeError(f"cannot load --tls-cert/--tls-key: {exc}") from None
+    config = uvicorn_config(app, host, port, limits, ssl_certfile=cert, ssl_keyfile=key)
+    config.load()
+    config.ssl = reloader.context  # renewed files reach new connections without a restart
+    background.parts.append(reloader)
+    return uvicorn.Server(config)
 
 
 def serve_on_configured_loop(servers: list[Any], sockets: list[socket.socket] | None = None) -> None:

@@ -92,6 +92,7 @@ def _run(args: argparse.Namespace) -> int:
     from gpu_advisor.cli.replay_report import report
     from gpu_advisor.replay_inputs import (
         arrival_interval,
+        checked_limit,
         load_outage,
         load_scheduler_profile,
         load_scoring,
@@ -102,10 +103,7 @@ def _run(args: argparse.Namespace) -> int:
 
     profile = load_scheduler_profile(args.scheduler_config) if args.scheduler_config is not None else None
     outage = load_outage(args.outage, profile)
-    if profile is not None and args.policy is None:
-        policies: list[str] = []  # only kube-scheduler's runs, unless policies are named beside it
-    else:
-        policies = parse_policies(args.policy if args.policy is not None else ",".join(policy_names()))
+    policies = _policies(args.policy, profile, policy_names)
     seeds = parse_seeds(args.seeds)
     published = _published_runs(args.pods[0]) if args.compare_published else None
     files, left_out = pod_files(args.pods, published_traces(published) if published is not None else None)
@@ -121,14 +119,7 @@ def _run(args: argparse.Namespace) -> int:
     unpublished = [name for name in names if published is not None and name not in published_traces(published)]
     if unpublished:
         raise ReplayInputError(f"--compare-published: {unpublished[0]!r} is not one of the published traces")
-    limit = None
-    if args.limit is not None:
-        from extender.advice.replay.limit import check_limit, load_limit
-
-        if len(files) > 1:
-            raise ReplayInputError(f"--limit: {args.limit} bounds one trace; name one --pods file with it")
-        limit = load_limit(args.limit)
-        check_limit(limit, trace_name(files[0]), seeds, f"--limit: {args.limit}")
+    limit = checked_limit(args.limit, files, seeds)
     scoring, interval = load_scoring(args.scoring_policy), arrival_interval(args.arrival_interval)
     worksets = [
         dataclasses.replace(workset, scoring=scoring, arrival_interval_s=interval)
@@ -137,6 +128,13 @@ def _run(args: argparse.Namespace) -> int:
     traces = _sweep(args, worksets, policies, seeds, jobs, profile, outage)
     report(args, traces, profile, limit, published, outage)
     return 0
+
+
+def _policies(text: str | None, profile: Any, every: Callable[[], Any]) -> list[str]:
+    """The policies asked for: all of them, or with --scheduler-config and no --policy only kube-scheduler's."""
+    if profile is not None and text is None:
+        return []
+    return parse_policies(text if text is not None else ",".join(every()))
 
 
 @contextmanager
@@ -208,6 +206,14 @@ def register(commands: Any) -> None:
         "replay",
         help="how many GPUs each policy leaves unusable as a cluster fills: replay a trace of pods",
     )
+    _inputs(replay)
+    _outputs(replay)
+    _models(replay)
+    replay.set_defaults(handler=_cmd_replay)
+
+
+def _inputs(replay: Any) -> None:
+    """What is replayed, and where: traces, orders, seeds, policies, processes or Ray."""
     replay.add_argument(
         "--nodes", required=True, metavar="FILE|kube", help="openb node CSV, snapshot file, kube or simulated"
     )
@@ -237,6 +243,10 @@ def register(commands: Any) -> None:
         " Ray started on this machine for the command (loopback only); auto = the cluster this machine is in"
         " (inside a RayJob); ray://HEAD:10001 = a cluster's Ray client port",
     )
+
+
+def _outputs(replay: Any) -> None:
+    """What is written beside the tables: JSON, plots, the published figures, a limit."""
     replay.add_argument("--json", type=Path, metavar="FILE", help="write the results document (JSON)")
     replay.add_argument("--plot", type=Path, metavar="FILE.png", help="write unallocated %% vs arrived %% curves")
     replay.add_argument(
@@ -251,6 +261,10 @@ def register(commands: Any) -> None:
         ' ("trace" optional; it must match the pods). Prints each policy\'s distance to it (mean over the seeds'
         ' with a bound) and adds "limit" and per policy "distance_to_limit" to --json',
     )
+
+
+def _models(replay: Any) -> None:
+    """How the cluster is modelled: a live cluster's nodes, the advisor's policy, its clock, kube-scheduler."""
     replay.add_argument("--kubeconfig", help="kubeconfig file for --nodes kube")
     replay.add_argument(
         "--scoring-policy",
@@ -281,4 +295,3 @@ def register(commands: Any) -> None:
         " skipped and kube-scheduler binds them by its own plugins, blind to GPU shares (over-committed"
         " pods and nodes are counted). Adds the column kube-scheduler (no outage): the same runs without it",
     )
-    replay.set_defaults(handler=_cmd_replay)

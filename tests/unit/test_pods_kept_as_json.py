@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gpu_advisor.serve import build_advisor, kept_as_json
+from gpu_advisor.memory import kept_as_json
+from gpu_advisor.serve import build_advisor
 
 
 def test_the_objects_read_back_are_equal_to_those_kept_and_fresh_on_each_call() -> None:
