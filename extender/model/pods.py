@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 from extender.errors import InputError
 from extender.model.gpu_vendor import VENDORS, is_gpu_resource
 from extender.model.object_shape import POD_SHAPE, shape_problem
+from extender.model.pod_content import by_content
 from extender.model.pod_groups import ANNOTATION_GROUP_SIZE, PodGroup, group_size_knob, pod_group
 from extender.model.quantity import QuantityError, count_quantity, decimal_number
 
@@ -153,6 +154,7 @@ def _container_requests(container: Mapping[str, Any], where: str) -> dict[str, i
     return merged
 
 
+@by_content(PodSpecError)  # read once per content (``pod_content``)
 def pod_request(pod: Mapping[str, Any]) -> PodRequest:
     """Read a pod (or pod template: ``metadata`` + ``spec``) into what it asks of GPUs."""
     if (problem := shape_problem(pod, POD_SHAPE)) is not None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -58,6 +59,7 @@ Check = Callable[[Mapping[str, Any], NodeState], str | None]
 _ATTEMPTS = 8  # conflicts in a row before giving up (each means another binder wrote the node first)
 _TIMEOUT_S = 5.0
 _MERGE_PATCH = "application/merge-patch+json"
+_CREDENTIALS_S = 10.0  # how long the credentials read for a write are used again
 _HEARD_S = 5.0  # a binding reaches every replica's watch within milliseconds; past this it is heard
 
 
@@ -66,6 +68,7 @@ class KubeBinder:
         self.api = api  # kubernetes.client.CoreV1Api
         self.model = model
         self._locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
+        self._base: tuple[float, str, dict[str, str]] | None = None  # (when read, server URL, headers)
 
     def bind(self, binding: Binding, check: Check) -> str:
         """Bind the pod; "" when bound, else why not (kube-scheduler then places it again)."""
@@ -93,21 +96,30 @@ class KubeBinder:
         """One write through the client's connection pool and credentials, without its per-call argument
         validation and models (on every binding that was a third of the bind verb's CPU); the answer's
         bytes, or :class:`ApiException` for an error status."""
-        client_ = self.api.api_client
-        headers = {"Content-Type": content_type, "Accept": "application/json"}
-        method, url, headers, _, _ = client_.param_serialize(
-            method, path, header_params=headers, auth_settings=["BearerToken"]
-        )
+        url, headers = self._prepared(path, content_type)
         # The body as bytes: http.client then sends it in one segment with the headers (as text, the
         # client's own path sends it apart, and Nagle's algorithm with delayed ACKs held each for 40 ms).
         raw = json.dumps(body, separators=(",", ":")).encode()
-        resp = client_.rest_client.pool_manager.request(
+        resp = self.api.api_client.rest_client.pool_manager.request(
             method, url, body=raw, headers=headers, timeout=_TIMEOUT_S, preload_content=True
         )
         data: bytes = resp.data
         if not 200 <= resp.status < 300:
             raise ApiException(status=resp.status, reason=resp.reason, body=data.decode(errors="replace"))
         return data
+
+    def _prepared(self, path: str, content_type: str) -> tuple[str, dict[str, str]]:
+        """The URL and headers, credentials included. The client reads its credentials again on every call
+        (a kubeconfig's whole file, and the environment's proxies: a fifth of a binding's CPU); here at most
+        every few seconds, still well within any token's life."""
+        now = time.monotonic()
+        if self._base is None or now - self._base[0] > _CREDENTIALS_S:
+            headers = {"Accept": "application/json"}
+            _, url, headers, _, _ = self.api.api_client.param_serialize(
+                "GET", "/", header_params=headers, auth_settings=["BearerToken"]
+            )
+            self._base = (now, url.removesuffix("/"), headers)
+        return self._base[1] + path, {**self._base[2], "Content-Type": content_type}
 
     def _counted_by_scheduler(self, pod: Mapping[str, Any], node: str) -> bool:
         """Whole GPUs (and MIG, AMD, CPU, memory) on a node that shares none: kube-scheduler's own cache
