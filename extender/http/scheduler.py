@@ -62,9 +62,9 @@ class ExtenderFastLane:
     def __init__(self, app: ASGIApp, verbs: SchedulerVerbs) -> None:
         self.app, self.verbs = app, verbs
         self.paths = {
-            "/scheduler/filter": verbs.filter,
-            "/scheduler/prioritize": verbs.prioritize,
-            "/scheduler/bind": verbs.bind,
+            "/scheduler/filter": verbs.filter_then,
+            "/scheduler/prioritize": verbs.prioritize_then,
+            "/scheduler/bind": verbs.bind_then,
         }
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -77,10 +77,12 @@ class ExtenderFastLane:
         except ClientGone:
             return
         except BadRequest as exc:
-            status, reply = exc.http_status, problem_for(exc).body
+            status, reply, then = exc.http_status, problem_for(exc).body, None
         else:
-            status, reply = await verb(body)
+            (status, reply), then = await verb(body)
         await _send(send, (status, bytes(reply)), close=self.verbs.advisor.draining)
+        if then is not None:
+            then()  # no await since the answer was sent: the loop reads no other call before this is done
 
     async def _body(self, receive: Receive) -> bytes:
         """The body; in front of this lane the guard has read it whole into one message."""

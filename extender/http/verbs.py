@@ -10,9 +10,11 @@ judge nodes takes the judging lane (a worker thread when it is large).
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -37,6 +39,9 @@ __all__ = ["Answer", "SchedulerVerbs"]
 log = logging.getLogger(__name__)
 
 Answer = tuple[int, bytes]  # HTTP status, JSON body
+# What is left to do once the answer is sent: count the pick it approved (``_assume``). Run before the
+# event loop reads another call, so no later answer misses it; kube-scheduler goes on meanwhile.
+Then = Callable[[], None]
 # (args, candidate names, sent Nodes, the pod's request)
 _Parsed = tuple[ExtenderArgs, list[str], dict[str, dict[str, Any]], PodRequest]
 _FILTER_FAILED: dict[str, Any] = {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {}}
@@ -46,6 +51,10 @@ NOT_SYNCED = "gpu-advisor has not synced the cluster from the API server yet; th
 
 def _dumps(doc: Any) -> bytes:
     return json.dumps(doc, separators=(",", ":")).encode()
+
+
+def _nothing() -> None:
+    pass
 
 
 def _problem(exc: MalformedInput) -> Answer:
@@ -71,44 +80,56 @@ class SchedulerVerbs:
         self._outcomes = [metrics.verdicts.labels(outcome) for outcome in ("pass", "fail", "unresolvable")]
 
     async def filter(self, body: bytes) -> Answer:
+        answer, then = await self.filter_then(body)
+        then()
+        return answer
+
+    async def prioritize(self, body: bytes) -> Answer:
+        answer, then = await self.prioritize_then(body)
+        then()
+        return answer
+
+    async def filter_then(self, body: bytes) -> tuple[Answer, Then]:
+        """The filter's answer, and what is left to do once it is sent."""
         started = time.perf_counter()
         try:
             parsed = self._parse(body)
         except MalformedInput as exc:
             self._bad["filter"].inc()
-            return _problem(exc)
+            return _problem(exc), _nothing
         if _unsynced(self.advisor):
             self.advisor.metrics.requests.labels("filter", "not-synced").inc()
-            return 200, _dumps(_FILTER_FAILED | {"Error": NOT_SYNCED})
+            return (200, _dumps(_FILTER_FAILED | {"Error": NOT_SYNCED})), _nothing
         try:
-            reply, counts = await self._filter(*parsed)
+            reply, counts, chosen = await self._filter(*parsed)
         except Exception as exc:  # the extender itself failed: say so in Error, as the protocol asks
             log.exception("filter failed")
             self.advisor.metrics.requests.labels("filter", "error").inc()
-            return 200, _dumps(_FILTER_FAILED | {"Error": f"gpu-advisor failed: {exc}"})
+            return (200, _dumps(_FILTER_FAILED | {"Error": f"gpu-advisor failed: {exc}"})), _nothing
         for counter, n in zip(self._outcomes, counts, strict=True):
             counter.inc(n)
         self._ok["filter"].inc()
         self._seconds["filter"].observe(time.perf_counter() - started)
-        return 200, reply
+        return (200, reply), functools.partial(self._assume, parsed[0], parsed[3], chosen)
 
-    async def prioritize(self, body: bytes) -> Answer:
+    async def prioritize_then(self, body: bytes) -> tuple[Answer, Then]:
+        """The prioritize answer, and what is left to do once it is sent."""
         started = time.perf_counter()
         try:
             parsed = self._parse(body)
         except MalformedInput as exc:
             self._bad["prioritize"].inc()
-            return _problem(exc)
+            return _problem(exc), _nothing
         names = parsed[1]
         try:
-            reply = await self._prioritize(*parsed)
+            reply, chosen = await self._prioritize(*parsed)
         except Exception:  # fail open and say so: every node the same, so this extender has no say
             log.exception("prioritize failed: answering 0 for every node")
             self.advisor.metrics.requests.labels("prioritize", "error").inc()
-            return 200, _dumps([{"Host": name, "Score": 0} for name in names])
+            return (200, _dumps([{"Host": name, "Score": 0} for name in names])), _nothing
         self._ok["prioritize"].inc()
         self._seconds["prioritize"].observe(time.perf_counter() - started)
-        return 200, reply
+        return (200, reply), functools.partial(self._assume, parsed[0], parsed[3], chosen)
 
     # -- parsing ------------------------------------------------------------------------------------
 
@@ -161,7 +182,7 @@ class SchedulerVerbs:
 
     async def _filter(
         self, args: ExtenderArgs, names: list[str], sent: dict[str, dict[str, Any]], pod: PodRequest
-    ) -> tuple[bytes, Counts]:
+    ) -> tuple[bytes, Counts, str | None]:
         approvals = self.advisor.approvals
         if approvals is not None:  # placed again: what was assumed of it no longer holds
             approvals.claims.forget(args.pod)
@@ -170,8 +191,7 @@ class SchedulerVerbs:
         last = self.whole.reuse("filter", pod, names, version)
         if last is not None:
             self.advisor.heard(pod, pod_key(args.pod), last.counts[0] > 0, args.pod)  # a waiting pod is heard again
-            self._assume(args, pod, last.chosen)
-            return last.reply, last.counts
+            return last.reply, last.counts, last.chosen
 
         def judge() -> tuple[bytes, Counts, str | None]:
             verdicts = self.advisor.judge(pod, names, sent, False, pod_key(args.pod), args.pod)  # no scores
@@ -184,24 +204,25 @@ class SchedulerVerbs:
             self.whole.keep("filter", pod, names, version, reply, *counts, chosen=chosen)
             return reply, counts, chosen
 
-        reply, counts, chosen = await self.lane.run(judge, big=len(names) > BIG_CALL_NODES)
-        self._assume(args, pod, chosen)
-        return reply, counts
+        return await self.lane.run(judge, big=len(names) > BIG_CALL_NODES)
 
     def _assume(self, args: ExtenderArgs, pod: PodRequest, chosen: str | None) -> None:
         """kube-scheduler binds the pod on ``chosen``: count it there until the watch shows where it went."""
         approvals = self.advisor.approvals
-        if approvals is not None and chosen is not None and (pod.wants_gpu or pod.cpu_milli or pod.memory_mib):
+        if approvals is None or chosen is None or not (pod.wants_gpu or pod.cpu_milli or pod.memory_mib):
+            return
+        try:
             approvals.claims.assume(args.pod, chosen)
+        except Exception:  # the answer is sent; the watch still shows the binding (the bind verb re-checks)
+            log.exception("counting %s on %s failed", pod_key(args.pod), chosen)
 
     async def _prioritize(
         self, args: ExtenderArgs, names: list[str], sent: dict[str, dict[str, Any]], pod: PodRequest
-    ) -> bytes:
+    ) -> tuple[bytes, str | None]:
         version = self._version(args, pod)
         last = self.whole.reuse("prioritize", pod, names, version)
         if last is not None:
-            self._assume(args, pod, last.chosen)
-            return last.reply
+            return last.reply, last.chosen
         approvals = self.advisor.approvals
 
         def judge() -> tuple[bytes, str | None]:
@@ -211,9 +232,10 @@ class SchedulerVerbs:
             self.whole.keep("prioritize", pod, names, version, reply, chosen=chosen)
             return reply, chosen
 
-        reply, chosen = await self.lane.run(judge, big=len(names) > BIG_CALL_NODES)
-        self._assume(args, pod, chosen)
-        return reply
+        return await self.lane.run(judge, big=len(names) > BIG_CALL_NODES)
+
+    async def bind_then(self, body: bytes) -> tuple[Answer, Then]:
+        return await self.bind(body), _nothing
 
     async def bind(self, body: bytes) -> Answer:
         """kube-scheduler's bind: re-check the room as every replica has promised it, then bind
