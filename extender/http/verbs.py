@@ -204,7 +204,7 @@ class SchedulerVerbs:
             self.whole.keep("filter", pod, names, version, reply, *counts, chosen=chosen)
             return reply, counts, chosen
 
-        return await self.lane.run(judge, big=len(names) > BIG_CALL_NODES)
+        return await self.lane.run_timed(("filter", pod), judge, big=len(names) > BIG_CALL_NODES)
 
     def _assume(self, args: ExtenderArgs, pod: PodRequest, chosen: str | None) -> None:
         """kube-scheduler binds the pod on ``chosen``: count it there until the watch shows where it went."""
@@ -232,7 +232,7 @@ class SchedulerVerbs:
             self.whole.keep("prioritize", pod, names, version, reply, chosen=chosen)
             return reply, chosen
 
-        return await self.lane.run(judge, big=len(names) > BIG_CALL_NODES)
+        return await self.lane.run_timed(("prioritize", pod), judge, big=len(names) > BIG_CALL_NODES)
 
     async def bind_then(self, body: bytes) -> tuple[Answer, Then]:
         return await self.bind(body), _nothing
