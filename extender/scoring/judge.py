@@ -11,6 +11,7 @@ Filter rejections name their reason; ``unresolvable`` marks those no preemption 
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Callable, Mapping
 from itertools import compress, repeat
 from operator import and_, is_, is_not
@@ -27,6 +28,7 @@ from extender.scoring.node_verdict import judged, plan_of
 from extender.scoring.plan import as_planned
 from extender.scoring.policy import ScoringPolicy
 from extender.scoring.ranking import on_the_wire
+from extender.scoring.ranking_stream import RankingStreams
 from extender.scoring.verdict import UNJUDGED, Verdict
 from extender.scoring.workload import NO_MIX, Mix
 
@@ -82,9 +84,18 @@ def judge_all(
                 keep(node, shape, (verdict, valid_until))
     # The clique term reads other nodes (where a group's members are): applied after the memo, never kept.
     verdicts = toward_clique(request, verdicts, nodes)
-    return on_the_wire(verdicts) if ranked else verdicts
+    if not ranked:
+        return verdicts
+    if memo is None:
+        return on_the_wire(verdicts)
+    streams = _STREAMS.get(memo)
+    if streams is None:
+        streams = _STREAMS[memo] = RankingStreams()
+    return streams.on_the_wire(shape, verdicts)
 
 
+# Each memo's rankings call after call (``ranking_stream``), living and dying with it.
+_STREAMS: weakref.WeakKeyDictionary[VerdictMemo, RankingStreams] = weakref.WeakKeyDictionary()
 _Made = list[tuple[NodeState, Verdict, float, bool]]  # (node, verdict, valid until, newly worked out)
 
 

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import zlib
 from collections import deque
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import compress, repeat
 from operator import and_, attrgetter, eq, ge, is_, ne
 
 from extender.scoring.verdict import UNJUDGED, Verdict
 
-__all__ = ["on_the_wire", "tie_order"]
+__all__ = ["Order", "apply_order", "on_the_wire", "read_order", "sent_as", "tie_order"]
 
 _FITS, _RANK, _SCORE = attrgetter("fits"), attrgetter("rank"), attrgetter("score")
 _NODE, _ON_WIRE = attrgetter("node"), attrgetter("on_wire")
@@ -42,27 +42,66 @@ def on_the_wire(verdicts: list[Verdict]) -> list[Verdict]:
     Written as passes in C over the attributes (``map``/``compress``): at 5,000 candidates a Python
     loop over every verdict was a tenth of a new pod shape's first call. The lowered verdicts are found
     in a pass too (each keeps its lowered copy, ``_scored``); only those never lowered to this score
-    before are visited one by one: between two pods, the node or two that changed."""
+    before are visited one by one: between two pods, the node or two that changed. Call after call
+    over one candidate list, ``ranking_stream`` reads only the positions that changed."""
+    order = read_order(verdicts)
+    return verdicts if order is None else apply_order(verdicts, order)
+
+
+@dataclass(frozen=True, slots=True)
+class Order:
+    """What ranking reads of a list of verdicts: per position whether it fits, its rank and its score;
+    how many fit; the best rank; the position given the top score, and that score."""
+
+    fits: list[bool]
+    ranks: list[tuple[float, float]]
+    scores: list[int]
+    passing: int
+    best: tuple[float, float]
+    first: int
+    top: int
+
+
+def read_order(verdicts: list[Verdict]) -> Order | None:
+    """The order of these verdicts; None when the advisor has no opinion (nothing passed judged)."""
     fits = list(map(_FITS, verdicts))
     if not any(fits):
-        return verdicts
+        return None
     ranks = list(map(_RANK, verdicts))
     best = max(compress(ranks, fits))
     if best == UNJUDGED:  # only nodes passed unjudged: no opinion to give
-        return verdicts
+        return None
     tied = list(compress(range(len(verdicts)), map(and_, fits, map(eq, ranks, repeat(best)))))
-    first = tied[0]
-    if len(tied) > 1:  # one of them only: the first in tie order
-        order = list(map(tie_order, map(_NODE, map(verdicts.__getitem__, tied))))
-        first = tied[order.index(min(order))]
-    top = verdicts[first].score
-    if top == 0 and sum(fits) > 1:
+    scores = list(map(_SCORE, verdicts))
+    return order_of(fits, ranks, scores, best, first_in_tie_order(verdicts, tied))
+
+
+def order_of(
+    fits: list[bool], ranks: list[tuple[float, float]], scores: list[int], best: tuple[float, float], first: int
+) -> Order:
+    passing = sum(fits)
+    top = scores[first]
+    if top == 0 and passing > 1:
         top = 1
-    # A score changes only where the node is best (raised to top) or reaches top unbest (lowered below).
-    over = list(compress(range(len(verdicts)), map(and_, fits, map(ge, map(_SCORE, verdicts), repeat(top)))))
+    return Order(fits, ranks, scores, passing, best, first, top)
+
+
+def first_in_tie_order(verdicts: list[Verdict], tied: list[int]) -> int:
+    """Of these positions (equally best), the one whose node is first in ``tie_order``."""
+    if len(tied) == 1:
+        return tied[0]
+    order = list(map(tie_order, map(_NODE, map(verdicts.__getitem__, tied))))
+    return tied[order.index(min(order))]
+
+
+def apply_order(verdicts: list[Verdict], order: Order) -> list[Verdict]:
+    """The verdicts as sent: ``order.first`` at the top score, every other passing one that reaches it
+    one below (a score changes only where the node is best, or reaches the top unbest)."""
+    first, top = order.first, order.top
+    over = list(compress(range(len(verdicts)), map(and_, order.fits, map(ge, order.scores, repeat(top)))))
     if first in over:
         over.remove(first)
-    raise_best = verdicts[first].score != top
+    raise_best = order.scores[first] != top
     if not over and not raise_best:
         return verdicts
     out = list(verdicts)
@@ -77,6 +116,15 @@ def on_the_wire(verdicts: list[Verdict]) -> list[Verdict]:
     if raise_best:
         out[first] = _scored(verdicts[first], top)
     return out
+
+
+def sent_as(v: Verdict, i: int, order: Order) -> Verdict:
+    """One position's verdict as sent under ``order`` (``apply_order`` for one position)."""
+    if i == order.first:
+        return v if v.score == order.top else _scored(v, order.top)
+    if v.fits and v.score >= order.top:
+        return _scored(v, order.top - 1)
+    return v
 
 
 def _scored(v: Verdict, score: int) -> Verdict:
