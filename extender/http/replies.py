@@ -28,6 +28,9 @@ from extender.scoring import Verdict
 __all__ = ["FilterParts", "ReplyFragments", "WholeReplies"]
 
 FilterParts = tuple[list[str], list[str], list[str]]  # passed names, failed entries, unresolvable entries
+# Past this share of changed positions a reply is made anew in passes in C rather than patched one by
+# one in Python (the node on top moved and every node that reached its score was lowered again).
+_PATCHED_AT_MOST = 0.1
 
 
 # One verdict on the wire (``Verdict.encoded``): its filter entry (a quoted name, or
@@ -156,6 +159,9 @@ class ReplyFragments:
             return last
         # Positions whose verdict is not the very one of the last reply: one pass in C.
         changed = list(compress(range(n), map(is_not, verdicts, last.verdicts)))
+        if len(changed) > _PATCHED_AT_MOST * n:  # the node on top moved, and every score below it: anew
+            last = self._last[key] = _whole_reply(verdicts, self._fragments(verdicts))
+            return last
         for i in changed:
             v = verdicts[i]
             last.put(i, v, cast("_Fragments | None", v.encoded) or self._encode(v))
