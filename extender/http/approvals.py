@@ -61,8 +61,11 @@ def chosen_by_prioritize(verdicts: list[Verdict]) -> str | None:
     passing = list(compress(verdicts, map(_FITS, verdicts)))
     if not passing:
         return None
-    best = max(map(_SCORE, passing))
-    return min((v.node for v in passing if v.score == best), key=tie_order)
+    scores = list(map(_SCORE, passing))
+    best = max(scores)
+    if scores.count(best) == 1:  # as ranking sends them: in passes in C (a Python loop at 5,000 nodes)
+        return passing[scores.index(best)].node
+    return min((v.node for v, s in zip(passing, scores, strict=True) if s == best), key=tie_order)
 
 
 def refusal(advisor: Any, pod: Mapping[str, Any], node: NodeState) -> str | None:
