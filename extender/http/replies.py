@@ -31,6 +31,9 @@ FilterParts = tuple[list[str], list[str], list[str]]  # passed names, failed ent
 # Past this share of changed positions a reply is made anew in passes in C rather than patched one by
 # one in Python (the node on top moved and every node that reached its score was lowered again).
 _PATCHED_AT_MOST = 0.1
+# Recent replies kept to be copied for a request whose verdicts are the very same list: each holds six
+# lists of the candidates' length (a quarter of a MiB at 5,000 nodes); a few serve the pods of one shape.
+_ALIKE_KEPT = 8
 
 
 # One verdict on the wire (``Verdict.encoded``): its filter entry (a quoted name, or
@@ -177,7 +180,7 @@ class ReplyFragments:
         alike = self._alike.get(key)
         if alike is not None and alike.verdicts == verdicts:  # identity first, in C
             return alike.copy()
-        if len(self._alike) >= self._max_requests:
+        if len(self._alike) >= _ALIKE_KEPT:
             self._alike.clear()
         made = self._alike[key] = _whole_reply(verdicts, self._fragments(verdicts))
         return made.copy()

@@ -45,7 +45,7 @@ class _Last:
 class RankingStreams:
     """The last ranking per pod shape; one call at a time per stream (each call replaces its state)."""
 
-    def __init__(self, size: int = 16) -> None:
+    def __init__(self, size: int = 8) -> None:
         self._last: dict[Hashable, _Last] = {}
         self._size = size
         self._lock = threading.Lock()
