@@ -75,6 +75,8 @@ def build_app(edge: Edge, listener: Listener) -> FastAPI:
         yield
         if dry_runs is not None:
             dry_runs.close()
+        if listener != "tls" and advisor.approvals is not None and advisor.approvals.binder is not None:
+            await advisor.approvals.binder.aclose()  # the connections the bind verb kept to the API server
 
     app = AdvisorApp(
         title="gpu-advisor",

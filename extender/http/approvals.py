@@ -41,6 +41,12 @@ class Claimer(Protocol):
 class Binder(Protocol):
     def bind(self, binding: Binding, check: Callable[[Mapping[str, Any], NodeState], str | None]) -> str: ...
 
+    async def bind_on_loop(
+        self, binding: Binding, check: Callable[[Mapping[str, Any], NodeState], str | None]
+    ) -> str: ...
+
+    async def aclose(self) -> None: ...
+
 
 @dataclass
 class Approvals:

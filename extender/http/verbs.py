@@ -9,7 +9,6 @@ judge nodes takes the judging lane (a worker thread when it is large).
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import logging
@@ -252,7 +251,7 @@ class SchedulerVerbs:
             return 400, json.dumps({"detail": f"not an ExtenderBindingArgs body: {validation_problems(exc)}"}).encode()
         binding = Binding(args.pod_name, args.pod_namespace, args.pod_uid, args.node)
         try:
-            why = await asyncio.to_thread(self._bind, binding)
+            why = await self._bind(binding)
         except Exception as exc:  # fail closed, and say so: kube-scheduler places the pod again
             log.exception("bind failed")
             why = f"gpu-advisor failed: {exc}"
@@ -263,14 +262,14 @@ class SchedulerVerbs:
             log.info("bind %s/%s to %s refused: %s", binding.namespace, binding.name, binding.node, why)
         return 200, _dumps({"Error": why})
 
-    def _bind(self, binding: Binding) -> str:
+    async def _bind(self, binding: Binding) -> str:
         advisor = self.advisor
         if _unsynced(advisor):
             return NOT_SYNCED
         approvals = advisor.approvals
         if approvals is None or approvals.binder is None:
             return f"gpu-advisor serves {advisor.state.source}: it has no API server to bind through"
-        return approvals.binder.bind(binding, lambda pod, node: refusal(advisor, pod, node))
+        return await approvals.binder.bind_on_loop(binding, lambda pod, node: refusal(advisor, pod, node))
 
 
 Counts = tuple[int, ...]

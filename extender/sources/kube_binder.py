@@ -24,6 +24,7 @@ Whole GPUs on a node that shares none are counted by kube-scheduler itself: they
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import threading
@@ -48,6 +49,7 @@ from extender.cluster.dra_view import pod_through_claims
 from extender.cluster.shares import ALIBABA_INDEX
 from extender.cluster.state import NodeState
 from extender.model.pods import PodSpecError, pod_request
+from extender.sources.api_writes import ApiWrites, WriteFailed, url_path
 from extender.sources.kube_model import KubeModel
 
 __all__ = ["KubeBinder"]
@@ -67,6 +69,8 @@ class KubeBinder:
     def __init__(self, api: Any, model: KubeModel) -> None:
         self.api = api  # kubernetes.client.CoreV1Api
         self.model = model
+        # The binding of a pod kube-scheduler counts itself, posted on the event loop (``api_writes``).
+        self.writes = ApiWrites.of(api.api_client.configuration)
         self._locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
         self._base: tuple[float, str, dict[str, str]] | None = None  # (when read, server URL, headers)
 
@@ -91,6 +95,26 @@ class KubeBinder:
             except Exception as exc:  # the API server unreachable: kube-scheduler retries the pod
                 return f"binding {binding.namespace}/{binding.name} to {binding.node} failed: {exc}"
         return ""  # the node's claim counts it on every replica until the watch shows it bound
+
+    async def bind_on_loop(self, binding: Binding, check: Check) -> str:
+        """As :meth:`bind`; a pod this replica approved that kube-scheduler counts itself (whole GPUs on a
+        node that shares none: only the Binding to post) is bound without leaving the event loop."""
+        claim = self.model.assumed.get(binding.uid)
+        if self.writes is None or claim is None or not self._counted_by_scheduler(claim.pod, binding.node):
+            return await asyncio.to_thread(self.bind, binding, check)
+        path = f"/api/v1/namespaces/{quote(binding.namespace)}/pods/{quote(binding.name)}/binding"
+        url, headers = self._prepared(path, "application/json")
+        raw = json.dumps(_binding_body(binding, {}), separators=(",", ":")).encode()
+        what = f"binding {binding.namespace}/{binding.name} to {binding.node} failed"
+        try:
+            status, reason, _ = await self.writes.send("POST", url_path(url), raw, headers, _TIMEOUT_S)
+        except (WriteFailed, TimeoutError) as exc:  # kube-scheduler retries the pod
+            return f"{what}: {str(exc) or f'no answer within {_TIMEOUT_S:.0f} s'}"
+        return "" if 200 <= status < 300 else f"{what}: {status} {reason}"
+
+    async def aclose(self) -> None:
+        if self.writes is not None:
+            await self.writes.aclose()
 
     def _write(self, method: str, path: str, body: Any, content_type: str) -> bytes:
         """One write through the client's connection pool and credentials, without its per-call argument
