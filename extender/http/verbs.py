@@ -73,7 +73,8 @@ class SchedulerVerbs:
         advisor.standing_listeners.append(self.fragments.encode_ahead)
         metrics = advisor.metrics
         # Label children bound once: ``.labels()`` is a lock and a lookup on every call otherwise.
-        self._ok = {verb: metrics.requests.labels(verb, "ok") for verb in ("filter", "prioritize")}
+        self._ok = {verb: metrics.requests.labels(verb, "ok") for verb in ("filter", "prioritize", "bind")}
+        self._bindings = {outcome: metrics.bindings.labels(outcome) for outcome in ("bound", "refused", "failed")}
         self._bad = {verb: metrics.requests.labels(verb, "bad-request") for verb in ("filter", "prioritize")}
         self._seconds = {verb: metrics.seconds.labels(verb) for verb in ("filter", "prioritize")}
         self._outcomes = [metrics.verdicts.labels(outcome) for outcome in ("pass", "fail", "unresolvable")]
@@ -256,8 +257,8 @@ class SchedulerVerbs:
             log.exception("bind failed")
             why = f"gpu-advisor failed: {exc}"
         outcome = "bound" if not why else "refused" if "no longer has room" in why else "failed"
-        metrics.bindings.labels(outcome).inc()
-        metrics.requests.labels("bind", "ok").inc()
+        self._bindings[outcome].inc()
+        self._ok["bind"].inc()
         if why:
             log.info("bind %s/%s to %s refused: %s", binding.namespace, binding.name, binding.node, why)
         return 200, _dumps({"Error": why})

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
@@ -119,7 +120,7 @@ class KubeSource:
         self.health.listing(what)
         fn, extra = self._lister(what)
         resp: Any = fn(_preload_content=False, **extra)
-        doc = json.loads(resp.data)
+        doc = _decoded(resp.data)
         items = doc.get("items") if isinstance(doc, dict) else None
         items = items if isinstance(items, list) else []
         self.model.replace(what, items)
@@ -159,7 +160,7 @@ class KubeSource:
                 if self._stop.is_set():
                     break
                 if line:
-                    progress[0] = self._event(what, json.loads(line), progress[0])
+                    progress[0] = self._event(what, _decoded(line), progress[0])
         finally:
             resp.close()
             resp.release_conn()
@@ -253,3 +254,12 @@ class KubeSource:
 
     def stop(self) -> None:
         self._stop.set()
+
+
+def _decoded(line: str | bytes) -> Any:
+    """One watch event: orjson in C (a fifth of applying a pod's event with ``json``); what it refuses and
+    ``json`` reads (an integer past 64 bits, NaN) gets ``json``'s reading, and anything else its error."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
