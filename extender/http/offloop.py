@@ -4,7 +4,8 @@ within milliseconds while it runs (Python code yields the interpreter lock every
 
 A hop to a worker thread and back costs about 0.1 ms of CPU, and a warm call at 1,000 candidates not
 much more: kube-scheduler's calls about a pod request whose last call of that verb took under
-``INLINE_S`` run on the loop; a new request, or one that was slow last time, goes to the thread."""
+``INLINE_S`` (5 ms: health and metrics wait no longer than that) run on the loop; a new request, or one
+that was slow last time, goes to the thread."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ __all__ = ["BIG_CALL_NODES", "INLINE_S", "Lane"]
 T = TypeVar("T")
 
 BIG_CALL_NODES = 500  # below this a call takes about a millisecond: a thread hop would cost more
-INLINE_S = 0.002  # a call that took less than this last time is not worth a thread hop
+INLINE_S = 0.005  # a call that took less than this last time is not worth a thread hop
 _KEPT = 256  # call kinds whose last duration is kept (cleared when full)
 
 
