@@ -18,6 +18,7 @@ import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, ClassVar
 
 __all__ = ["PaceApiServer"]
@@ -43,6 +44,15 @@ class PaceApiServer:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def kubeconfig(self, folder: Path) -> Path:
+        """A kubeconfig naming this stand-in (a token it never checks)."""
+        path = folder / "kubeconfig"
+        user = {"name": "pace", "user": {"token": "pace"}}
+        doc = {"apiVersion": "v1", "kind": "Config", "clusters": [{"name": "pace", "cluster": {"server": self.url}}]}
+        doc |= {"users": [user], "contexts": [{"name": "pace", "context": {"cluster": "pace", "user": "pace"}}]}
+        path.write_text(json.dumps(doc | {"current-context": "pace"}))
+        return path
 
     def __enter__(self) -> PaceApiServer:
         self._thread.start()

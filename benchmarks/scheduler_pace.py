@@ -4,26 +4,22 @@ pace it allows, beside a true no-op in the same run.
     python benchmarks/scheduler_pace.py [--nodes 1000,5000] [--pods 400] [--bind-verb]
 
 Per node count, ``gpu-advisor serve --cluster kube`` runs against an HTTP stand-in for the API server
-(benchmarks/pace_apiserver.py) whose fleet is, in turn, 8-GPU NVIDIA nodes with a topology
-annotation (HGX H100), 8-GPU NVIDIA nodes without one (no node agent), and 8-GPU nodes shared in the
-Alibaba convention. This script plays kube-scheduler with the printed profile (nodeCacheCapable: names
-only; every pod reaches the advisor): per pod a filter with every node name, then a prioritize with the
-names that passed, both in the compact JSON Go's encoder writes, over one kept-alive connection; it
-binds the pod to the top-scored node, and the binding reaches the advisor as it would in a cluster,
-through the pods watch of ``--cluster kube``. Pods cycle through the shapes kube-scheduler sends: whole
-GPUs (1, 2, 4, 8), Alibaba milli shares (annotations ``alibabacloud.com/gpu-milli`` and
-``alibabacloud.com/gpu-count``) and CPU-only pods. ``--fleet bare``: the real-cluster measurement's
-setup instead, 8-GPU nodes without topology and one-GPU pods only. ``--bind-verb`` (the printed profile's):
-the advisor binds (claims a sharing node, posts the binding). The first ``--warm`` pods are not counted.
+(benchmarks/pace_apiserver.py) whose fleet is, in turn, HGX H100 nodes with their topology, bare 8-GPU
+nodes and 8-GPU nodes shared in the Alibaba convention. This script plays kube-scheduler with the
+printed profile: per pod a filter with every node name, then a prioritize with the names that passed
+(Go's compact JSON, one kept-alive connection); the pod is bound to the top-scored node and the binding
+reaches the advisor through the pods watch of ``--cluster kube``. Pods cycle through whole GPUs (1, 2,
+4, 8), Alibaba milli shares and CPU-only pods. ``--fleet bare``: the real-cluster measurement's setup,
+8-GPU nodes without topology and one-GPU pods. ``--bind-verb`` (the printed profile's): the advisor
+binds (claims a sharing node, posts the binding). The first ``--warm`` pods are not counted.
 
-Printed per node count: the advisor's CPU milliseconds per scheduled pod (its process's user + system
-time from /proc across the counted pods, the watch's work on each binding included, read once the
-watch has delivered every binding and the process is idle), the pods per second that CPU allows
-(1,000 / ms: the server is one Python process, so one core at most), the pods per second of this
-closed loop (one pod in flight, the driver and the stand-in on the same machine), and the advisor's
-resident memory after the run. Then the same loop against a true no-op (benchmarks/wire_servers.py
-``noop``: reads each body and answers pre-built bytes: every name passing, every passed name scoring
-0) sending the very bodies the advisor was sent. All traffic goes to 127.0.0.1.
+Printed per node count: the advisor's CPU milliseconds per scheduled pod (user + system time from /proc
+across the counted pods, the watch's work on each binding included, read once the process is idle),
+the pods per second that CPU allows (one Python process: one core at most), the pods per second of
+this closed loop, the time kube-scheduler would wait per pod inside its scheduling cycle (filter and
+prioritize; binding runs beside the next cycle), and the resident memory after the run. Then the same
+loop against a true no-op (benchmarks/wire_servers.py ``noop``: pre-built answers) sending the very
+bodies the advisor was sent. All traffic goes to 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -170,17 +166,25 @@ class Caller:
         return orjson.loads(data)
 
 
-def schedule(caller: Caller, api: Any, pods: range, names_json: bytes, bind_verb: bool) -> dict[int, bytes]:
-    """kube-scheduler's calls for each pod; returns the prioritize candidates sent, by pod."""
+def schedule(
+    caller: Caller, api: Any, pods: range, names_json: bytes, bind_verb: bool
+) -> tuple[dict[int, bytes], float]:
+    """kube-scheduler's calls for each pod; the prioritize candidates sent, by pod, and the seconds spent
+    waiting for filter and prioritize (inside kube-scheduler's scheduling cycle; binding is not)."""
     sent: dict[int, bytes] = {}
+    waited = 0.0
     for i in pods:
         pod = pod_object(i)
         pod_json = orjson.dumps(pod)
+        asked = time.perf_counter()
         passed = caller.post("/scheduler/filter", args_body(pod_json, names_json))["NodeNames"] or []
+        waited += time.perf_counter() - asked
         if not passed:
             continue  # unschedulable: kube-scheduler parks it
         sent[i] = orjson.dumps(passed)
+        asked = time.perf_counter()
         scores = caller.post("/scheduler/prioritize", args_body(pod_json, sent[i]))
+        waited += time.perf_counter() - asked
         best = max(scores, key=lambda s: s["Score"])["Host"]  # the advisor gives one node its top score
         if bind_verb:  # the advisor claims the node, records a share's GPU and posts the binding itself
             meta = pod["metadata"]
@@ -191,30 +195,19 @@ def schedule(caller: Caller, api: Any, pods: range, names_json: bytes, bind_verb
                 raise SystemExit(f"bind {meta['name']}: {error}")
         else:
             api.bind(pod, best)
-    return sent
+    return sent, waited
 
 
-def noop_pass(caller: Caller, pods: range, names_json: bytes, sent: dict[int, bytes], keys: dict[bytes, str]) -> None:
+def noop_pass(caller: Caller, pods: range, names_json: bytes, sent: dict[int, bytes], keys: dict[bytes, str]) -> float:
+    waited = 0.0
     for i in pods:
         pod_json = orjson.dumps(pod_object(i))
+        asked = time.perf_counter()
         caller.post("/scheduler/filter", args_body(pod_json, names_json), "filter")
         if i in sent:
             caller.post("/scheduler/prioritize", args_body(pod_json, sent[i]), keys[sent[i]])
-
-
-def kubeconfig(url: str, folder: Path) -> Path:
-    """A kubeconfig naming the stand-in (a token it never checks)."""
-    path = folder / "kubeconfig"
-    doc = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "pace", "cluster": {"server": url}}],
-        "users": [{"name": "pace", "user": {"token": "pace"}}],
-        "contexts": [{"name": "pace", "context": {"cluster": "pace", "user": "pace"}}],
-        "current-context": "pace",
-    }
-    path.write_text(json.dumps(doc))
-    return path
+        waited += time.perf_counter() - asked
+    return waited
 
 
 def measure(count: int, pods: int, warm: int, bind_verb: bool, work: Path) -> dict[str, float]:
@@ -222,7 +215,7 @@ def measure(count: int, pods: int, warm: int, bind_verb: bool, work: Path) -> di
     names_json = orjson.dumps([n["metadata"]["name"] for n in nodes])
     out: dict[str, float] = {}
     with PaceApiServer(nodes) as api:
-        config = kubeconfig(api.url, work)
+        config = api.kubeconfig(work)
         port = wire.free_port()
         argv = [sys.executable, "-m", "gpu_advisor.cli", "serve", "--cluster", "kube", "--kubeconfig", str(config)]
         argv += ["--host", "127.0.0.1", "--port", str(port)]
@@ -233,12 +226,13 @@ def measure(count: int, pods: int, warm: int, bind_verb: bool, work: Path) -> di
             schedule(caller, api, range(warm), names_json, bind_verb)
             settle(proc.pid, api.caught_up)
             cpu, started = cpu_seconds(proc.pid), time.perf_counter()
-            sent = schedule(caller, api, range(warm, warm + pods), names_json, bind_verb)
+            sent, waited = schedule(caller, api, range(warm, warm + pods), names_json, bind_verb)
             wall = time.perf_counter() - started
             settle(proc.pid, api.caught_up)
             cpu = cpu_seconds(proc.pid) - cpu
             rss, peak = wire.rss_mib(proc.pid)
         out |= {"startup_s": startup, "cpu_ms": 1000 * cpu / pods, "loop_pods_s": pods / wall, "rss": rss, "peak": peak}
+        out["wait_ms"] = 1000 * waited / pods
         out["unschedulable"] = pods - len(sent)
     everything = orjson.loads(names_json)
     keys = {names: f"p{k}" for k, names in enumerate(dict.fromkeys(sent.values()))}
@@ -258,11 +252,15 @@ def measure(count: int, pods: int, warm: int, bind_verb: bool, work: Path) -> di
         noop_pass(caller, range(warm, warm + min(warm, pods)), names_json, sent, keys)  # its warm-up
         settle(proc.pid)
         cpu, started = cpu_seconds(proc.pid), time.perf_counter()
-        noop_pass(caller, range(warm, warm + pods), names_json, sent, keys)
+        noop_waited = noop_pass(caller, range(warm, warm + pods), names_json, sent, keys)
         wall = time.perf_counter() - started
         settle(proc.pid)
         cpu = cpu_seconds(proc.pid) - cpu
-    out |= {"noop_cpu_ms": 1000 * cpu / pods, "noop_loop_pods_s": pods / wall}
+    out |= {
+        "noop_cpu_ms": 1000 * cpu / pods,
+        "noop_loop_pods_s": pods / wall,
+        "noop_wait_ms": 1000 * noop_waited / pods,
+    }
     return out
 
 
@@ -282,14 +280,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average at start: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
     print(
         "nodes | advisor CPU ms/pod | pods/s by CPU | loop pods/s | no-op CPU ms/pod | no-op loop pods/s"
-        " | RSS MiB ready → after"
+        " | in-cycle wait ms/pod: advisor, no-op | RSS MiB ready → after"
     )
     for count in (int(n) for n in args.nodes.split(",")):
         with tempfile.TemporaryDirectory() as folder:
             m = measure(count, args.pods, args.warm, args.bind_verb, Path(folder))
         print(
             f"{count:5d} | {m['cpu_ms']:18.2f} | {1000 / max(m['cpu_ms'], 1e-9):13.0f} | {m['loop_pods_s']:11.1f} |"
-            f" {m['noop_cpu_ms']:16.2f} | {m['noop_loop_pods_s']:17.1f} | {m['ready_rss']:.0f} → {m['rss']:.0f}"
+            f" {m['noop_cpu_ms']:16.2f} | {m['noop_loop_pods_s']:17.1f} | {m['wait_ms']:.2f}, {m['noop_wait_ms']:.2f}"
+            f" | {m['ready_rss']:.0f} → {m['rss']:.0f}"
             f"   [start-up {m['startup_s']:.1f} s; {m['unschedulable']:.0f} of {args.pods} pods unschedulable]"
         )
     print(f"load average at end: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
