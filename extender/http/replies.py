@@ -56,6 +56,7 @@ class _Reply:
     # The joined forms, made on first use after a change (read only for callers).
     parts: FilterParts | None = None
     priority_text: str | None = None
+    filter_body: bytes | None = None  # the whole filter answer of names (``filter_reply``)
 
     def copy(self) -> _Reply:
         """Its own lists (a reply is patched in place as its request's verdicts change), sharing the
@@ -69,10 +70,15 @@ class _Reply:
             [*self.unresolvable],
             self.parts,
             self.priority_text,
+            self.filter_body,
         )
 
     def put(self, i: int, v: Verdict, f: _Fragments) -> None:
-        self.parts = self.priority_text = None
+        # A verdict that changed only in score leaves the filter's answer as it was (and the reverse).
+        if f[0] != self.filters[i] or v.fits != self.passed[i] or v.unresolvable != self.unresolvable[i]:
+            self.parts = self.filter_body = None
+        if f[1] != self.priorities[i]:
+            self.priority_text = None
         self.verdicts[i], self.filters[i], self.priorities[i] = v, f[0], f[1]
         self.passed[i], self.failed[i], self.unresolvable[i] = v.fits, not v.fits and not v.unresolvable, v.unresolvable
 
@@ -134,14 +140,19 @@ class ReplyFragments:
 
     def filter_parts(self, request: PodRequest, verdicts: list[Verdict]) -> FilterParts:
         """(passed names, failed entries, unresolvable entries), each already JSON; read them only."""
+        return _parts(self._reply((request, False), verdicts))
+
+    def filter_reply(self, request: PodRequest, verdicts: list[Verdict]) -> tuple[bytes, tuple[int, int, int]]:
+        """The filter's whole answer with the nodes that pass as names (nodeCacheCapable), and how many
+        passed, failed and failed unresolvably: the bytes of last time while no verdict's filter entry
+        changed (between two pods at 5,000 nodes, a node's score moves far more often than its fit)."""
         reply = self._reply((request, False), verdicts)
-        if reply.parts is None:
-            reply.parts = (
-                list(compress(reply.filters, reply.passed)),
-                list(compress(reply.filters, reply.failed)),
-                list(compress(reply.filters, reply.unresolvable)),
-            )
-        return reply.parts
+        passed, failed, unresolvable = _parts(reply)
+        if reply.filter_body is None:
+            text = '{"Nodes":null,"NodeNames":[' + ",".join(passed) + '],"FailedNodes":{' + ",".join(failed)
+            text += '},"FailedAndUnresolvableNodes":{' + ",".join(unresolvable) + '},"Error":""}'
+            reply.filter_body = text.encode()
+        return reply.filter_body, (len(passed), len(failed), len(unresolvable))
 
     def priorities(self, request: PodRequest, verdicts: list[Verdict]) -> str:
         """The prioritize reply: ``[{"Host":…,"Score":…},…]``, a failed node scoring 0."""
@@ -191,6 +202,16 @@ class ReplyFragments:
         for i in compress(range(len(found)), map(is_, found, repeat(None))):
             found[i] = self._encode(verdicts[i])
         return found
+
+
+def _parts(reply: _Reply) -> FilterParts:
+    if reply.parts is None:
+        reply.parts = (
+            list(compress(reply.filters, reply.passed)),
+            list(compress(reply.filters, reply.failed)),
+            list(compress(reply.filters, reply.unresolvable)),
+        )
+    return reply.parts
 
 
 def _whole_reply(verdicts: list[Verdict], found: list[_Fragments]) -> _Reply:

@@ -195,12 +195,15 @@ class SchedulerVerbs:
 
         def judge() -> tuple[bytes, Counts, str | None]:
             verdicts = self.advisor.judge(pod, names, sent, False, pod_key(args.pod), args.pod)  # no scores
-            passed, failed, unresolvable = self.fragments.filter_parts(pod, verdicts)
-            text = f'{_passed_head(args, verdicts, passed)},"FailedNodes":{{{",".join(failed)}}},'
-            text += f'"FailedAndUnresolvableNodes":{{{",".join(unresolvable)}}},"Error":""}}'
-            reply, counts = text.encode(), (len(passed), len(failed), len(unresolvable))
+            if args.node_names is not None:
+                reply, counts = self.fragments.filter_reply(pod, verdicts)
+            else:
+                passed, failed, unresolvable = self.fragments.filter_parts(pod, verdicts)
+                text = f'{_passed_head(args, verdicts, passed)},"FailedNodes":{{{",".join(failed)}}},'
+                text += f'"FailedAndUnresolvableNodes":{{{",".join(unresolvable)}}},"Error":""}}'
+                reply, counts = text.encode(), (len(passed), len(failed), len(unresolvable))
             # One node left: kube-scheduler skips prioritize and binds it.
-            chosen = chosen_by_filter(verdicts) if approvals is not None and len(passed) == 1 else None
+            chosen = chosen_by_filter(verdicts) if approvals is not None and counts[0] == 1 else None
             self.whole.keep("filter", pod, names, version, reply, *counts, chosen=chosen)
             return reply, counts, chosen
 

@@ -23,6 +23,7 @@ from extender.model.readings import TelemetryBoard
 from extender.placement import Placer
 from extender.scoring.alike import Signature, Work, signature
 from extender.scoring.cliques import toward_clique
+from extender.scoring.lookup_stream import LookupStreams
 from extender.scoring.memo import PlanKey, Shape, VerdictMemo, keep, worth_keeping
 from extender.scoring.node_verdict import judged, plan_of
 from extender.scoring.plan import as_planned
@@ -65,37 +66,72 @@ def judge_all(
     shape, known, since, work, bare = _setup(request, nodes, telemetry, policy, now, memo, placer or Placer(), mix)
     lookup = nodes.get
     work_out, made, bare_made = _worker(shape, work, bare, lookup, now)
-    # The hot path at 5,000 candidates: one probe per node, in C; only what the table lacks is visited.
-    found: list[Verdict | None] = list(map(known.get, names))
+    # The hot path at 5,000 candidates: one probe per node, in C (or, call after call over one list, only
+    # where nodes changed: ``lookup_stream``); only what the table lacks is visited.
+    found, mark = (
+        (list(map(known.get, names)), 0)
+        if memo is None
+        else _streams(memo).lookups.found(shape, names, known, since[0], memo.log)
+    )
     verdicts = cast(list[Verdict], found)
-    if any(map(is_, found, repeat(None))):
+    missing = list(compress(range(len(found)), map(is_, found, repeat(None))))
+    if missing:
         if memo is not None and bare is not None and (taken := _twins(names, found, lookup, work, bare, memo.signed)):
             _hand_on(memo, shape, known, taken, lookup, bare[2], since, made)
         # Only the missing are visited (between two pods, the node or two that changed).
-        for i in list(compress(range(len(found)), map(is_, found, repeat(None)))):
-            found[i] = work_out(names[i])
+        for i in missing:
+            if found[i] is None:
+                found[i] = work_out(names[i])
+    _keep_made(memo, shape, known, made, bare, bare_made, lookup, since)
     if memo is not None:
-        memo.remember(shape, known, made, lookup, since)
-        if bare is not None:
-            memo.remember(bare[0], bare[1], bare_made, lookup, since)
-    else:
-        for node, verdict, valid_until, new in made:
-            if new and worth_keeping(verdict):
-                keep(node, shape, (verdict, valid_until))
+        _streams(memo).lookups.keep(shape, names, known, since[0], mark, verdicts, missing)
     # The clique term reads other nodes (where a group's members are): applied after the memo, never kept.
     verdicts = toward_clique(request, verdicts, nodes)
     if not ranked:
         return verdicts
-    if memo is None:
-        return on_the_wire(verdicts)
-    streams = _STREAMS.get(memo)
-    if streams is None:
-        streams = _STREAMS[memo] = RankingStreams()
-    return streams.on_the_wire(shape, verdicts)
+    return on_the_wire(verdicts) if memo is None else _streams(memo).ranking.on_the_wire(shape, verdicts)
 
 
-# Each memo's rankings call after call (``ranking_stream``), living and dying with it.
-_STREAMS: weakref.WeakKeyDictionary[VerdictMemo, RankingStreams] = weakref.WeakKeyDictionary()
+def _keep_made(
+    memo: VerdictMemo | None,
+    shape: Shape,
+    known: dict[str, Verdict],
+    made: _Made,
+    bare: _Bare | None,
+    bare_made: _Made,
+    lookup: Callable[[str], NodeState | None],
+    since: tuple[int, int],
+) -> None:
+    """What a call worked out: into the memo's tables (the shape's, its twin's), or without a memo onto
+    each node state."""
+    if memo is not None:
+        memo.remember(shape, known, made, lookup, since)
+        if bare is not None:
+            memo.remember(bare[0], bare[1], bare_made, lookup, since)
+        return
+    for node, verdict, valid_until, new in made:
+        if new and worth_keeping(verdict):
+            keep(node, shape, (verdict, valid_until))
+
+
+class _Streams:
+    """A memo's calls one after another: its lookups (``lookup_stream``) and rankings (``ranking_stream``)."""
+
+    def __init__(self) -> None:
+        self.lookups, self.ranking = LookupStreams(), RankingStreams()
+
+
+# Living and dying with their memo.
+_STREAMS: weakref.WeakKeyDictionary[VerdictMemo, _Streams] = weakref.WeakKeyDictionary()
+
+
+def _streams(memo: VerdictMemo) -> _Streams:
+    found = _STREAMS.get(memo)
+    if found is None:
+        found = _STREAMS[memo] = _Streams()
+    return found
+
+
 _Made = list[tuple[NodeState, Verdict, float, bool]]  # (node, verdict, valid until, newly worked out)
 
 

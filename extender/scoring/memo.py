@@ -2,13 +2,12 @@
 
 Keys are content, never object ids: a :class:`Shape` is the request, the policy and the telemetry
 board; its hash is worked out once, so probing thousands of per-node memos with it costs no more than
-with an int. A refresh of the board keeps the shape: it forgets only the nodes whose readings moved
-(``live``).
-"""
+with an int. A refresh of the board keeps the shape: it forgets only the nodes whose readings moved."""
 
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from itertools import compress, count
 from operator import and_, attrgetter, is_
@@ -57,9 +56,9 @@ class VerdictMemo:
         self.after_follow: list[Callable[[], None]] = []
         self.epoch = 0  # one more each time a refresh has been followed
         self.changes = 0  # one more each time nodes changed (``forget``)
-        # Each node's signature (``alike``) by name, while its state holds: read in passes over names,
-        # not by walking to each node state.
-        self.signed: dict[str, Any] = {}
+        self.signed: dict[str, Any] = {}  # each node's signature (``alike``) by name, while its state holds
+        # (changes, the nodes changed; None: all) of the latest changes: a call patches its lookups by it
+        self.log: deque[tuple[int, list[str] | None]] = deque(maxlen=64)
         self._standing: set[Shape] = set()  # shapes never pushed out for others (``standing``)
         self._newest_mix = 0  # the newest learned mix a table was made for (``_retire_older_mixes``)
         # Plans shared by nodes alike in all a plan reads (judge.py's signature): most of a fleet.
@@ -287,11 +286,12 @@ class VerdictMemo:
     def forget(self, names: Iterable[str] | None) -> None:
         with self._lock:
             self.changes += 1
+            names = None if names is None else list(names)
+            self.log.append((self.changes, names))
             if names is None:
                 self._tables.clear()
                 self.signed.clear()
                 return
-            names = list(names)
             for name in names:
                 self.signed.pop(name, None)
             for table, until_version in list(self._tables.values()):
