@@ -37,7 +37,7 @@ class _Seen:
     mark: int  # the newest log entry's count when the call began (0: none yet)
     found: list[Verdict]
     again: list[int]  # positions to look up again
-    where: dict[str, list[int]] | None = None  # name → positions, made on the first change
+    where: dict[str, int] | None = None  # name → position, made on the first change
 
 
 class LookupStreams:
@@ -67,14 +67,23 @@ class LookupStreams:
             found[i] = get(names[i])
         if changed:
             if seen.where is None:
-                seen.where = _positions(names)
+                seen.where = dict(zip(names, range(len(names)), strict=True))  # in C
+            if len(seen.where) != len(names):  # a name sent twice: looked up whole
+                return list(map(table.get, names)), mark
+            where = seen.where.get
             for name in changed:
-                for i in seen.where.get(name, ()):
-                    found[i] = get(name)
+                if (at := where(name)) is not None:
+                    found[at] = get(name)
         return found, mark
 
     def keep(
-        self, key: Hashable, names: list[str], table: dict[str, Verdict], epoch: int, mark: int, found: list[Verdict],
+        self,
+        key: Hashable,
+        names: list[str],
+        table: dict[str, Verdict],
+        epoch: int,
+        mark: int,
+        found: list[Verdict],
         visited: list[int],
     ) -> None:
         """What a call found (every position filled in) and the positions it worked out itself."""
@@ -102,10 +111,3 @@ def _since(entries: list[tuple[int, list[str] | None]], mark: int) -> set[str] |
                 return None
             changed.update(names)
     return changed
-
-
-def _positions(names: list[str]) -> dict[str, list[int]]:
-    where: dict[str, list[int]] = {}
-    for i, name in enumerate(names):
-        where.setdefault(name, []).append(i)
-    return where
