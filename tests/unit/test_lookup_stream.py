@@ -32,7 +32,7 @@ class Memo:
 def test_patched_lookups_are_every_name_looked_up(seed: int) -> None:
     rng = random.Random(seed)
     names = [f"n{i}" for i in range(rng.choice((1, 3, 50)))]
-    candidates = names + ["unknown"]  # a node the table never keeps
+    candidates = [*names, "unknown"]  # a node the table never keeps
     memo, streams = Memo(names), LookupStreams(size=2)
     for _call in range(80):
         step = rng.random()
