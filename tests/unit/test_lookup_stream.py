@@ -49,9 +49,9 @@ def test_patched_lookups_are_every_name_looked_up(seed: int) -> None:
         assert found == list(map(memo.table.get, candidates))
         missing = [i for i, v in enumerate(found) if v is None]
         for i in missing:  # worked out; kept in the table unless the node is unknown
-            found[i] = Verdict(candidates[i], True, "fits")
+            made = found[i] = Verdict(candidates[i], True, "fits")
             if candidates[i] != "unknown":
-                memo.table[candidates[i]] = found[i]
+                memo.table[candidates[i]] = made
         streams.keep(key, candidates, memo.table, memo.epoch, mark, found, missing)  # type: ignore[arg-type]
 
 
