@@ -121,7 +121,7 @@ class AdvisorApp(FastAPI):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         lane = self.scheduler_lane
-        if lane is not None and scope["type"] == "http" and scope["method"] == "POST" and scope["path"] in _VERBS:
+        if lane is not None and scope["type"] == "http" and scope["method"] == "POST" and scope["path"] in _LANE:
             await lane(scope, receive, send)
             return
         await super().__call__(scope, receive, send)
@@ -130,7 +130,7 @@ class AdvisorApp(FastAPI):
         await super().__call__(scope, receive, send)
 
 
-_VERBS = frozenset({"/scheduler/filter", "/scheduler/prioritize", "/scheduler/bind"})
+_LANE = frozenset(scheduler.VERB_PATHS)
 
 
 def _count_nodes(advisor: Advisor) -> None:

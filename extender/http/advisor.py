@@ -192,6 +192,21 @@ class Advisor:
         mix, takes = self.learner.current, self.reserve.takes
         return holding(request, self.policy, mix, lambda wants: self.reserve.fleet(wants, now), pod, now, takes)
 
+    def judge_apart(
+        self,
+        request: PodRequest,
+        names: list[str],
+        nodes: Mapping[str, NodeState],
+        ranked: bool = True,
+        now: float | None = None,
+    ) -> list[Verdict]:
+        """Verdicts against ``nodes`` as given, apart from the shared memo (a node as promised to the bind
+        verb, the console's views, Node objects kube-scheduler sent): the advisor's telemetry, policy,
+        placer and learned mix, at ``now`` (its clock's)."""
+        now = self.clock() if now is None else now
+        placer, mix = self.state.machines.placer, self.learner.current
+        return judge_all(request, names, nodes, self.telemetry, self.policy, now, placer=placer, mix=mix, ranked=ranked)
+
     def judge(
         self,
         request: PodRequest,
@@ -241,12 +256,7 @@ class Advisor:
             # those objects are not followed.
             found = {name: self.node_for(name, item) for name, item in sent.items()}
             nodes = {name: node for name, node in found.items() if node is not None}
-            placer = self.state.machines.placer
-            clock = self.clock()
-            verdicts = judge_all(
-                request, names, nodes, self.telemetry, self.policy, clock, placer=placer, mix=mix, ranked=ranked
-            )
-            return verdicts, nodes
+            return self.judge_apart(request, names, nodes, ranked), nodes
         known = self.state.nodes_by_name()
         return judge_all(
             request,

@@ -23,7 +23,7 @@ from extender.cluster.claims import Binding
 from extender.cluster.dra_view import pod_through_claims
 from extender.cluster.state import NodeState
 from extender.model.pods import PodSpecError, pod_request
-from extender.scoring import Verdict, judge_all
+from extender.scoring import Verdict
 from extender.scoring.ranking import tie_order
 
 __all__ = ["Approvals", "Binder", "Claimer", "chosen_by_filter", "chosen_by_prioritize"]
@@ -83,16 +83,5 @@ def refusal(advisor: Any, pod: Mapping[str, Any], node: NodeState) -> str | None
         return f"the pod cannot be read: {exc}"
     if not request.wants_gpu and not request.cpu_milli and not request.memory_mib:
         return None
-    nodes = {node.name: node}
-    verdict = judge_all(
-        request,
-        [node.name],
-        nodes,
-        advisor.telemetry,
-        advisor.policy,
-        advisor.clock(),
-        placer=advisor.state.machines.placer,
-        mix=advisor.learner.current,
-        ranked=False,
-    )[0]
+    verdict = advisor.judge_apart(request, [node.name], {node.name: node}, ranked=False)[0]
     return None if verdict.fits else verdict.reason

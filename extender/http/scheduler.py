@@ -20,7 +20,7 @@ from extender.http.offloop import Lane
 from extender.http.requests import BadRequest, ClientGone, problem_for, read_body
 from extender.http.verbs import Answer, SchedulerVerbs
 
-__all__ = ["ExtenderFastLane", "SchedulerVerbs", "build_router"]
+__all__ = ["VERB_PATHS", "ExtenderFastLane", "SchedulerVerbs", "build_router"]
 
 
 def build_router(verbs: SchedulerVerbs | Advisor, lane: Lane | None = None) -> APIRouter:
@@ -54,6 +54,7 @@ def build_router(verbs: SchedulerVerbs | Advisor, lane: Lane | None = None) -> A
 
 
 _JSON = (b"content-type", b"application/json")
+VERB_PATHS = ("/scheduler/filter", "/scheduler/prioritize", "/scheduler/bind")  # the lane's, in front of all
 
 
 class ExtenderFastLane:
@@ -61,11 +62,7 @@ class ExtenderFastLane:
 
     def __init__(self, app: ASGIApp, verbs: SchedulerVerbs) -> None:
         self.app, self.verbs = app, verbs
-        self.paths = {
-            "/scheduler/filter": verbs.filter_then,
-            "/scheduler/prioritize": verbs.prioritize_then,
-            "/scheduler/bind": verbs.bind_then,
-        }
+        self.paths = dict(zip(VERB_PATHS, (verbs.filter_then, verbs.prioritize_then, verbs.bind_then), strict=True))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         verb = self.paths.get(scope["path"]) if scope["type"] == "http" else None

@@ -19,7 +19,7 @@ import ssl
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["ApiWrites", "WriteFailed", "url_path"]
+__all__ = ["ApiWrites", "WriteFailed"]
 
 _CHUNK_LINE = 1 << 10
 _MAX_HEADERS = 1 << 16
@@ -30,8 +30,11 @@ class WriteFailed(Exception):
 
 
 class ApiWrites:
-    def __init__(self, host: str, port: int, tls: ssl.SSLContext | None, server_hostname: str | None) -> None:
+    def __init__(
+        self, host: str, port: int, tls: ssl.SSLContext | None, server_hostname: str | None, prefix: str = ""
+    ) -> None:
         self.host, self.port, self.tls, self.server_hostname = host, port, tls, server_hostname
+        self.prefix = prefix  # the server URL's own path (an API server behind a path), before every request's
         self._idle: list[tuple[asyncio.AbstractEventLoop, asyncio.StreamReader, asyncio.StreamWriter]] = []
 
     @classmethod
@@ -40,8 +43,9 @@ class ApiWrites:
         url = urlsplit(str(configuration.host))
         if getattr(configuration, "proxy", None) or url.scheme not in ("http", "https") or not url.hostname:
             return None
+        prefix = url.path.rstrip("/")
         if url.scheme == "http":
-            return cls(url.hostname, url.port or 80, None, None)
+            return cls(url.hostname, url.port or 80, None, None, prefix)
         context = ssl.create_default_context(cafile=configuration.ssl_ca_cert or None)
         if configuration.cert_file:
             context.load_cert_chain(configuration.cert_file, configuration.key_file or None)
@@ -51,7 +55,7 @@ class ApiWrites:
         elif configuration.assert_hostname is False:
             context.check_hostname = False
         name = getattr(configuration, "tls_server_name", None) or url.hostname
-        return cls(url.hostname, url.port or 443, context, name)
+        return cls(url.hostname, url.port or 443, context, name, prefix)
 
     async def send(
         self, method: str, path: str, body: bytes, headers: dict[str, str], timeout_s: float
@@ -59,7 +63,8 @@ class ApiWrites:
         """(status, reason, body). A kept-alive connection the server has closed meanwhile is tried once
         more on a new one, only when no byte of an answer came back."""
         loop = asyncio.get_running_loop()
-        head = f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nContent-Length: {len(body)}\r\n"
+        head = f"{method} {self.prefix}{path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+        head += f"Content-Length: {len(body)}\r\n"
         request = (head + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n").encode("latin-1") + body
         async with asyncio.timeout(timeout_s):
             while self._idle:
@@ -131,12 +136,6 @@ class ApiWrites:
         else:
             self._idle.append((loop, reader, writer))
         return status, reason, body
-
-
-def url_path(url: str) -> str:
-    """The path and query of a URL, as the request line names them."""
-    parts = urlsplit(url)
-    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
 class _Stale(Exception):

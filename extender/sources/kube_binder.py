@@ -49,7 +49,7 @@ from extender.cluster.dra_view import pod_through_claims
 from extender.cluster.shares import ALIBABA_INDEX
 from extender.cluster.state import NodeState
 from extender.model.pods import PodSpecError, pod_request
-from extender.sources.api_writes import ApiWrites, WriteFailed, url_path
+from extender.sources.api_writes import ApiWrites, WriteFailed
 from extender.sources.kube_model import KubeModel
 
 __all__ = ["KubeBinder"]
@@ -88,12 +88,11 @@ class KubeBinder:
                 if why:
                     return why
             try:
-                path = f"/api/v1/namespaces/{quote(binding.namespace)}/pods/{quote(binding.name)}/binding"
-                self._write("POST", path, _binding_body(binding, _notes_of(pod)), "application/json")
+                self._write("POST", _binding_path(binding), _binding_body(binding, _notes_of(pod)), "application/json")
             except ApiException as exc:
-                return f"binding {binding.namespace}/{binding.name} to {binding.node} failed: {exc.status} {exc.reason}"
+                return f"{_bind_failed(binding)}: {exc.status} {exc.reason}"
             except Exception as exc:  # the API server unreachable: kube-scheduler retries the pod
-                return f"binding {binding.namespace}/{binding.name} to {binding.node} failed: {exc}"
+                return f"{_bind_failed(binding)}: {exc}"
         return ""  # the node's claim counts it on every replica until the watch shows it bound
 
     async def bind_on_loop(self, binding: Binding, check: Check) -> str:
@@ -102,15 +101,14 @@ class KubeBinder:
         claim = self.model.assumed.get(binding.uid)
         if self.writes is None or claim is None or not self._counted_by_scheduler(claim.pod, binding.node):
             return await asyncio.to_thread(self.bind, binding, check)
-        path = f"/api/v1/namespaces/{quote(binding.namespace)}/pods/{quote(binding.name)}/binding"
-        url, headers = self._prepared(path, "application/json")
+        path = _binding_path(binding)
+        headers = self._prepared(path, "application/json")[1]
         raw = json.dumps(_binding_body(binding, {}), separators=(",", ":")).encode()
-        what = f"binding {binding.namespace}/{binding.name} to {binding.node} failed"
         try:
-            status, reason, _ = await self.writes.send("POST", url_path(url), raw, headers, _TIMEOUT_S)
+            status, reason, _ = await self.writes.send("POST", path, raw, headers, _TIMEOUT_S)
         except (WriteFailed, TimeoutError) as exc:  # kube-scheduler retries the pod
-            return f"{what}: {str(exc) or f'no answer within {_TIMEOUT_S:.0f} s'}"
-        return "" if 200 <= status < 300 else f"{what}: {status} {reason}"
+            return f"{_bind_failed(binding)}: {str(exc) or f'no answer within {_TIMEOUT_S:.0f} s'}"
+        return "" if 200 <= status < 300 else f"{_bind_failed(binding)}: {status} {reason}"
 
     async def aclose(self) -> None:
         if self.writes is not None:
@@ -263,6 +261,14 @@ def _notes_of(pod: Mapping[str, Any]) -> dict[str, str]:
     """The GPU record ``_claim`` gave the pod, if any."""
     notes = (pod.get("metadata") or {}).get("annotations") or {}
     return {ALIBABA_INDEX: notes[ALIBABA_INDEX]} if ALIBABA_INDEX in notes else {}
+
+
+def _binding_path(binding: Binding) -> str:
+    return f"/api/v1/namespaces/{quote(binding.namespace)}/pods/{quote(binding.name)}/binding"
+
+
+def _bind_failed(binding: Binding) -> str:
+    return f"binding {binding.namespace}/{binding.name} to {binding.node} failed"
 
 
 def _binding_body(binding: Binding, notes: Mapping[str, str]) -> dict[str, Any]:

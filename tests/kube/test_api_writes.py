@@ -104,6 +104,11 @@ def test_a_refused_binding_names_the_status(fake: FakeApiServer) -> None:
     assert bind(binder(configuration(fake.url)), ("p",)) == ["binding default/p to gpu-1 failed: 409 Conflict"]
 
 
+def test_a_server_behind_a_path_gets_it_before_every_request() -> None:
+    writes = ApiWrites.of(configuration("https://10.0.0.1:6443/k8s/clusters/c-1/"))
+    assert writes is not None and (writes.host, writes.port, writes.prefix) == ("10.0.0.1", 6443, "/k8s/clusters/c-1")
+
+
 def test_a_proxy_leaves_the_binding_to_the_clients_own_path() -> None:
     assert ApiWrites.of(configuration("https://10.0.0.1:6443", proxy="http://proxy:3128")) is None
     assert ApiWrites.of(configuration("unix:///var/run/api.sock")) is None

@@ -11,7 +11,6 @@ from extender.advice.diagnose import diagnose
 from extender.cluster.dra_view import pod_through_claims
 from extender.http.advisor import Advisor
 from extender.model.pods import PodSpecError, pod_request
-from extender.scoring import judge_all
 from extender.scoring.hold_clock import until_text
 
 __all__ = ["pending_view"]
@@ -35,8 +34,7 @@ def _one(advisor: Advisor, pod: Mapping[str, Any], now: float) -> dict[str, Any]
     except PodSpecError as exc:
         meta = pod.get("metadata") or {}
         return {"pod": f"{meta.get('namespace', 'default')}/{meta.get('name', '')}", "problem": str(exc)}
-    placer = advisor.state.machines.placer
-    verdicts = judge_all(request, sorted(nodes), nodes, advisor.telemetry, policy, now, placer=placer, mix=mix)
+    verdicts = advisor.judge_apart(request, sorted(nodes), nodes, now=now)
     held = advisor.holding(request, pod)
     after = held.apply(request, verdicts, nodes)[0] if held is not None else verdicts
     found["node_reasons"] = [new.to_dict() for new in after]

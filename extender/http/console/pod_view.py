@@ -9,7 +9,6 @@ from typing import Any
 
 from extender.cluster.state import BoundPod, NodeState
 from extender.http.advisor import Advisor
-from extender.scoring import judge_all
 
 __all__ = ["find_pod", "findings", "pod_gpus", "pod_view"]
 
@@ -60,16 +59,7 @@ def pod_view(advisor: Advisor, key: str) -> dict[str, Any] | None:
     node, pod = found
     gpus, known = pod_gpus(node, pod)
     nodes = advisor.state.nodes_by_name()
-    verdicts = judge_all(
-        pod.request,
-        sorted(nodes),
-        nodes,
-        advisor.telemetry,
-        advisor.policy,
-        advisor.clock(),
-        placer=advisor.state.machines.placer,
-        mix=advisor.learner.current,
-    )
+    verdicts = advisor.judge_apart(pod.request, sorted(nodes), nodes)
     ranked = sorted((v for v in verdicts if v.fits), key=lambda v: (-v.score, v.node))
     return {
         "pod": pod.key,
