@@ -16,7 +16,8 @@ and scheduled the way kube-scheduler v1.36 runs the printed profile (``gpu-advis
 
 Then, after ``--outage-at`` of the pods are bound: ``kill`` SIGKILLs one replica and starts it again
 ``--down`` seconds later; ``kill-all`` does that to every replica (the single-advisor check); ``roll``
-restarts the replicas one after the other as a rolling upgrade does (SIGTERM, drain, a new one, ready).
+replaces the replicas one after the other as the manifests' rolling upgrade does (a new one, ready and
+routed to; then an old one SIGTERMed: not ready, drained, stopped).
 
 Printed: pods bound, nodes over-committed (a node whose bound pods, packed best-fit in bind order onto
 its GPUs of 1000 milli, leave a pod with no GPU that holds it), pods bound while no replica was up, the
@@ -44,7 +45,7 @@ from typing import Any
 import yaml
 
 from benchmarks.outage_model import Counted, overcommitted_nodes, unallocated_percent
-from benchmarks.outage_replicas import Replica, Service, kubeconfig, wait_for
+from benchmarks.outage_replicas import Replica, Service, kubeconfig, roll, wait_for
 from tests.fakes.apiserver import FakeApiServer
 
 MAX_BACKOFF_S = 5.0  # the printed profile's podMaxBackoffSeconds
@@ -250,10 +251,7 @@ def _stop_and_start(
 ) -> None:
     wait_for(lambda: len(scheduler.bound_at) >= at * pods, 3600)
     if mode == "roll":
-        for replica in group:
-            replica.stop(signal.SIGTERM)
-            replica.start()
-            wait_for(replica.ready, 120)
+        roll(group, scheduler.service)
         window["back"] = time.monotonic()
         return
     victims = group if mode == "kill-all" else group[:1]

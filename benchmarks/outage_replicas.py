@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import signal
 import subprocess
 import sys
 import threading
@@ -15,7 +16,7 @@ from typing import Any
 
 from benchmarks.hostile import free_port, get
 
-__all__ = ["Replica", "Service", "kubeconfig", "wait_for"]
+__all__ = ["Replica", "Service", "kubeconfig", "roll", "wait_for"]
 
 
 @dataclass
@@ -56,7 +57,7 @@ class Service:
 
     def _follow(self) -> None:
         while not self._stop.wait(0.2):
-            ready = [r for r in self.replicas if r.ready()]
+            ready = [r for r in list(self.replicas) if r.ready()]  # a rolling upgrade adds and removes
             with self.lock:
                 self.endpoints = ready
 
@@ -80,6 +81,20 @@ class Service:
                 self.failed_calls += 1
             return None
         return json.loads(reply)
+
+
+def roll(group: list[Replica], service: Service) -> None:
+    """A rolling upgrade as the manifests' Deployment does it (maxSurge 1, maxUnavailable 0,
+    minReadySeconds): each old replica is drained only once a new one is ready and among the Service's
+    endpoints."""
+    for old in list(group):
+        new = Replica(old.kubeconfig, old.drain_s)
+        new.start()
+        group.append(new)
+        wait_for(new.ready, 120)
+        wait_for(lambda new=new: any(r is new for r in service.endpoints), 30)
+        old.stop(signal.SIGTERM)
+        group.remove(old)
 
 
 def _post(port: int, path: str, body: dict[str, Any]) -> tuple[int, bytes]:

@@ -36,8 +36,9 @@ def test_the_advisor_runs_two_replicas_with_probes_and_a_disruption_budget(rende
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert "--cluster=kube" in container["args"]
     assert find(rendered, "PodDisruptionBudget", "gpu-advisor")["spec"]["minAvailable"] == 1
-    # A new replica is ready before an old one leaves.
+    # A new replica is ready, and routed to, before an old one leaves.
     assert deployment["spec"]["strategy"]["rollingUpdate"] == {"maxUnavailable": 0, "maxSurge": 1}
+    assert deployment["spec"]["minReadySeconds"] == 5
 
 
 def test_the_advisor_may_only_read_nodes_pods_and_dra_objects(rendered: list[dict[str, Any]]) -> None:
