@@ -33,15 +33,12 @@ if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
 
 import argparse
 import functools
-import http.client
 import importlib.util
 import json
 import os
 import tempfile
 import time
 from typing import Any
-
-import orjson
 
 HERE = Path(__file__).resolve().parent
 ALIBABA_MILLI, ALIBABA_COUNT = "alibabacloud.com/gpu-milli", "alibabacloud.com/gpu-count"
@@ -69,12 +66,14 @@ def sibling(name: str) -> Any:
     spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # a dataclass reads its module's annotations there
     spec.loader.exec_module(module)
     return module
 
 
 wire = sibling("wire")
 PaceApiServer = sibling("pace_apiserver").PaceApiServer
+side = sibling("pace_scheduler")
 
 
 def fleet(count: int) -> list[dict[str, Any]]:
@@ -126,11 +125,6 @@ def pod_object(i: int) -> dict[str, Any]:
     return pod  # type: ignore[no-any-return]
 
 
-def args_body(pod_json: bytes, names_json: bytes) -> bytes:
-    """ExtenderArgs as Go's encoder writes it: fields in order, compact."""
-    return b'{"Pod":' + pod_json + b',"Nodes":null,"NodeNames":' + names_json + b"}"
-
-
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -150,69 +144,23 @@ def settle(pid: int, caught_up: Any = lambda: True, quiet_s: float = 0.3, timeou
         last = now
 
 
-class Caller:
-    """One kept-alive connection, as kube-scheduler's HTTP client keeps one per extender."""
-
-    def __init__(self, port: int) -> None:
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-
-    def post(self, path: str, body: bytes, reply_key: str = "") -> Any:
-        headers = {"Content-Type": "application/json"} | ({"X-Wire-Reply": reply_key} if reply_key else {})
-        self.conn.request("POST", path, body, headers)
-        reply = self.conn.getresponse()
-        data = reply.read()
-        if reply.status != 200:
-            raise SystemExit(f"{path} answered {reply.status}: {data[:300]!r}")
-        return orjson.loads(data)
+def pod_of(i: int) -> tuple[dict[str, Any], int, int]:
+    """The i-th pod, the whole ``nvidia.com/gpu`` it asks for (kube-scheduler counts those) and its CPU."""
+    gpus, milli, cpu = FLEETS[CHOSEN["fleet"]][1][i % len(FLEETS[CHOSEN["fleet"]][1])]
+    return pod_object(i), gpus if milli is None else 0, cpu
 
 
-def schedule(
-    caller: Caller, api: Any, pods: range, names_json: bytes, bind_verb: bool
-) -> tuple[dict[int, bytes], float]:
-    """kube-scheduler's calls for each pod; the prioritize candidates sent, by pod, and the seconds spent
-    waiting for filter and prioritize (inside kube-scheduler's scheduling cycle; binding is not)."""
-    sent: dict[int, bytes] = {}
-    waited = 0.0
-    for i in pods:
-        pod = pod_object(i)
-        pod_json = orjson.dumps(pod)
-        asked = time.perf_counter()
-        passed = caller.post("/scheduler/filter", args_body(pod_json, names_json))["NodeNames"] or []
-        waited += time.perf_counter() - asked
-        if not passed:
-            continue  # unschedulable: kube-scheduler parks it
-        sent[i] = orjson.dumps(passed)
-        asked = time.perf_counter()
-        scores = caller.post("/scheduler/prioritize", args_body(pod_json, sent[i]))
-        waited += time.perf_counter() - asked
-        best = max(scores, key=lambda s: s["Score"])["Host"]  # the advisor gives one node its top score
-        if bind_verb:  # the advisor claims the node, records a share's GPU and posts the binding itself
-            meta = pod["metadata"]
-            api.pods_by_name[f"{meta['namespace']}/{meta['name']}"] = pod
-            binding = {"PodName": meta["name"], "PodNamespace": meta["namespace"], "PodUID": meta["uid"], "Node": best}
-            error = caller.post("/scheduler/bind", orjson.dumps(binding))["Error"]
-            if error:
-                raise SystemExit(f"bind {meta['name']}: {error}")
-        else:
-            api.bind(pod, best)
-    return sent, waited
+def kube_view(nodes: list[dict[str, Any]], same_order: bool) -> Any:
+    names = [n["metadata"]["name"] for n in nodes]
+    gpus = {n["metadata"]["name"]: int(n["status"]["capacity"].get("nvidia.com/gpu", 0)) for n in nodes}
+    cpu = {n["metadata"]["name"]: 1000 * int(n["status"]["capacity"]["cpu"]) for n in nodes}
+    return side.Kube(names, side.Room(gpus, cpu), same_order)
 
 
-def noop_pass(caller: Caller, pods: range, names_json: bytes, sent: dict[int, bytes], keys: dict[bytes, str]) -> float:
-    waited = 0.0
-    for i in pods:
-        pod_json = orjson.dumps(pod_object(i))
-        asked = time.perf_counter()
-        caller.post("/scheduler/filter", args_body(pod_json, names_json), "filter")
-        if i in sent:
-            caller.post("/scheduler/prioritize", args_body(pod_json, sent[i]), keys[sent[i]])
-        waited += time.perf_counter() - asked
-    return waited
-
-
-def measure(count: int, pods: int, warm: int, bind_verb: bool, work: Path) -> dict[str, float]:
+def measure(count: int, pods: int, warm: int, bind_verb: bool, same_order: bool, work: Path) -> dict[str, float]:
     nodes = fleet(count)
-    names_json = orjson.dumps([n["metadata"]["name"] for n in nodes])
+    kube = kube_view(nodes, same_order)
+    counted = range(warm, warm + pods)
     out: dict[str, float] = {}
     with PaceApiServer(nodes) as api:
         config = api.kubeconfig(work)
@@ -220,39 +168,29 @@ def measure(count: int, pods: int, warm: int, bind_verb: bool, work: Path) -> di
         argv = [sys.executable, "-m", "gpu_advisor.cli", "serve", "--cluster", "kube", "--kubeconfig", str(config)]
         argv += ["--host", "127.0.0.1", "--port", str(port)]
         with wire.server(argv, port) as (proc, startup):
-            caller = Caller(port)
+            caller = side.Caller(port)
             settle(proc.pid)
             out["ready_rss"] = wire.rss_mib(proc.pid)[0]
-            schedule(caller, api, range(warm), names_json, bind_verb)
+            side.schedule(caller, api, range(warm), pod_of, kube, bind_verb)
             settle(proc.pid, api.caught_up)
             cpu, started = cpu_seconds(proc.pid), time.perf_counter()
-            sent, waited = schedule(caller, api, range(warm, warm + pods), names_json, bind_verb)
+            waited = side.schedule(caller, api, counted, pod_of, kube, bind_verb)
             wall = time.perf_counter() - started
             settle(proc.pid, api.caught_up)
             cpu = cpu_seconds(proc.pid) - cpu
             rss, peak = wire.rss_mib(proc.pid)
         out |= {"startup_s": startup, "cpu_ms": 1000 * cpu / pods, "loop_pods_s": pods / wall, "rss": rss, "peak": peak}
         out["wait_ms"] = 1000 * waited / pods
-        out["unschedulable"] = pods - len(sent)
-    everything = orjson.loads(names_json)
-    keys = {names: f"p{k}" for k, names in enumerate(dict.fromkeys(sent.values()))}
-    replies = {
-        "filter": json.dumps(
-            {"Nodes": None, "NodeNames": everything, "FailedNodes": {}, "FailedAndUnresolvableNodes": {}, "Error": ""},
-            separators=(",", ":"),
-        )
-    }
-    for names, key in keys.items():
-        replies[key] = json.dumps([{"Host": n, "Score": 0} for n in orjson.loads(names)], separators=(",", ":"))
-    (work / "replies.json").write_text(json.dumps(replies))
+        out["unschedulable"] = sum(1 for i in counted if i not in kube.prioritized)
+    (work / "replies.json").write_text(json.dumps(side.noop_replies(kube)))
     port = wire.free_port()
     argv = [sys.executable, str(HERE / "wire_servers.py"), "noop", "--replies", str(work / "replies.json")]
     with wire.server([*argv, "--port", str(port)], port) as (proc, _):
-        caller = Caller(port)
-        noop_pass(caller, range(warm, warm + min(warm, pods)), names_json, sent, keys)  # its warm-up
+        caller = side.Caller(port)
+        side.noop_pass(caller, range(warm, warm + min(warm, pods)), pod_of, kube)  # its warm-up
         settle(proc.pid)
         cpu, started = cpu_seconds(proc.pid), time.perf_counter()
-        noop_waited = noop_pass(caller, range(warm, warm + pods), names_json, sent, keys)
+        noop_waited = side.noop_pass(caller, counted, pod_of, kube)
         wall = time.perf_counter() - started
         settle(proc.pid)
         cpu = cpu_seconds(proc.pid) - cpu
@@ -271,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warm", type=int, default=2 * len(SHAPES), help="pods scheduled first, not counted")
     parser.add_argument("--fleet", choices=sorted(FLEETS), default="mixed", help="mixed (default) or bare")
     parser.add_argument("--bind-verb", action="store_true", help="bind through /scheduler/bind (the printed profile)")
+    parser.add_argument(
+        "--same-order", action="store_true", help="send every node in one order every call (not as kube-scheduler does)"
+    )
     args = parser.parse_args(argv)
     CHOSEN["fleet"] = args.fleet
     if args.pods < 1 or args.warm < 0:
@@ -284,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     for count in (int(n) for n in args.nodes.split(",")):
         with tempfile.TemporaryDirectory() as folder:
-            m = measure(count, args.pods, args.warm, args.bind_verb, Path(folder))
+            m = measure(count, args.pods, args.warm, args.bind_verb, args.same_order, Path(folder))
         print(
             f"{count:5d} | {m['cpu_ms']:18.2f} | {1000 / max(m['cpu_ms'], 1e-9):13.0f} | {m['loop_pods_s']:11.1f} |"
             f" {m['noop_cpu_ms']:16.2f} | {m['noop_loop_pods_s']:17.1f} | {m['wait_ms']:.2f}, {m['noop_wait_ms']:.2f}"
