@@ -7,6 +7,14 @@ the body's last member: ``{"Pod":{…},"Nodes":null,"NodeNames":[…]}``. :meth:
 parses the head alone and compares the names' raw bytes with the lists it has read lately (a memcmp);
 a list it has not seen is parsed once and kept.
 
+kube-scheduler sends the nodes in the order its parallel filter found them (16 goroutines on chunks of
+the node list, each appending what passed at an atomic index), so the same candidates come in another
+order on every call. A list that holds exactly the names of a kept one, in another order, is handed
+over as the kept list: the answer lists them in that order. kube-scheduler reads the answer's
+``NodeNames`` by name (each mapped back to its node; the order only becomes that of the prioritize call
+that follows) and its scores as a map by host, and binds the single top-scored node, so the order
+changes no decision, and everything kept per candidate list serves every order of it.
+
 Why the split is safe: the head is parsed as a whole JSON object (so the cut fell between two top-level
 members, not inside a string or a nested object) and the tail as a whole JSON array of strings; the
 body is then exactly that object with one more member, ``NodeNames``, last (and JSON's last duplicate
@@ -17,6 +25,7 @@ key wins, as in a full parse). Any body that is not so — other spacing, other 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from itertools import repeat
 from operator import is_
 from typing import Any
@@ -43,9 +52,17 @@ def cuts(body: bytes) -> Iterator[int]:
         yield last
 
 
+@dataclass(slots=True)
+class _Kept:
+    text: bytes  # the names' bytes as first received
+    names: list[str]  # in that order: the order answers give them in
+    sum: int  # of the names' hashes: the same for any order of the same names
+    members: set[str] | None = None  # made when another order of as many names with that sum comes
+
+
 class CandidateLists:
     def __init__(self, keep: int = 8) -> None:
-        self._recent: list[tuple[bytes, list[str]]] = []  # newest first
+        self._recent: list[_Kept] = []  # newest first
         self._keep = keep
 
     def split(self, body: bytes) -> dict[str, Any] | None:
@@ -73,9 +90,9 @@ class CandidateLists:
         return head
 
     def _names(self, text: bytes) -> list[str] | None:
-        for seen, names in self._recent:
-            if len(seen) == len(text) and seen == text:
-                return names
+        for kept in self._recent:
+            if len(kept.text) == len(text) and kept.text == text:
+                return kept.names
         try:
             names = orjson.loads(text)
         except orjson.JSONDecodeError:
@@ -83,6 +100,21 @@ class CandidateLists:
         # In C: a generator here was a third of reading a new 5,000-name list (each prioritize sends one).
         if type(names) is not list or not all(map(is_, map(type, names), repeat(str))):
             return None
-        self._recent.insert(0, (text, names))
+        total = sum(map(hash, names))  # in C; a str keeps its hash
+        for i, kept in enumerate(self._recent):
+            if kept.sum == total and len(kept.names) == len(names) and _same_members(kept, names):
+                self._recent.insert(0, self._recent.pop(i))
+                return kept.names
+        self._recent.insert(0, _Kept(text, names, total))
         del self._recent[self._keep :]
         return names
+
+
+def _same_members(kept: _Kept, names: list[str]) -> bool:
+    """Are ``names`` the kept names in another order (each once)?"""
+    if kept.members is None:
+        kept.members = set(kept.names)
+    if len(kept.members) != len(kept.names):  # a name sent twice: not an order of distinct nodes
+        return False
+    members = set(names)
+    return len(members) == len(names) and members == kept.members
