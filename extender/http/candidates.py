@@ -56,8 +56,7 @@ def cuts(body: bytes) -> Iterator[int]:
 class _Kept:
     text: bytes  # the names' bytes as first received
     names: list[str]  # in that order: the order answers give them in
-    sum: int  # of the names' hashes: the same for any order of the same names
-    members: set[str] | None = None  # made when another order of as many names with that sum comes
+    members: frozenset[str] | None = None  # made when a list of as many names in another order comes
 
 
 class CandidateLists:
@@ -100,21 +99,26 @@ class CandidateLists:
         # In C: a generator here was a third of reading a new 5,000-name list (each prioritize sends one).
         if type(names) is not list or not all(map(is_, map(type, names), repeat(str))):
             return None
-        total = sum(map(hash, names))  # in C; a str keeps its hash
-        for i, kept in enumerate(self._recent):
-            if kept.sum == total and len(kept.names) == len(names) and _same_members(kept, names):
-                self._recent.insert(0, self._recent.pop(i))
-                return kept.names
-        self._recent.insert(0, _Kept(text, names, total))
+        kept = self._reordered(names)
+        if kept is not None:
+            return kept.names
+        self._recent.insert(0, _Kept(text, names))
         del self._recent[self._keep :]
         return names
 
-
-def _same_members(kept: _Kept, names: list[str]) -> bool:
-    """Are ``names`` the kept names in another order (each once)?"""
-    if kept.members is None:
-        kept.members = set(kept.names)
-    if len(kept.members) != len(kept.names):  # a name sent twice: not an order of distinct nodes
-        return False
-    members = set(names)
-    return len(members) == len(names) and members == kept.members
+    def _reordered(self, names: list[str]) -> _Kept | None:
+        """The kept list of exactly these names (each once) in another order, moved to the front."""
+        members: frozenset[str] | None = None
+        for i, kept in enumerate(self._recent):
+            if len(kept.names) != len(names):
+                continue
+            if members is None:
+                members = frozenset(names)  # in C, with each name's hash (a frozenset's own hash is cached)
+                if len(members) != len(names):  # a name sent twice: not an order of distinct nodes
+                    return None
+            if kept.members is None:
+                kept.members = frozenset(kept.names)
+            if hash(kept.members) == hash(members) and kept.members == members:
+                self._recent.insert(0, self._recent.pop(i))
+                return kept
+        return None

@@ -74,7 +74,8 @@ def judge_all(
         else _streams(memo).lookups.found(shape, names, known, since[0], memo.log)
     )
     verdicts = cast(list[Verdict], found)
-    missing = list(compress(range(len(found)), map(is_, found, repeat(None))))
+    # ``None in`` is one scan in C, and mostly nothing is missing: the positions only when something is.
+    missing = list(compress(range(len(found)), map(is_, found, repeat(None)))) if None in found else []
     if missing:
         if memo is not None and bare is not None and (taken := _twins(names, found, lookup, work, bare, memo.signed)):
             _hand_on(memo, shape, known, taken, lookup, bare[2], since, made)

@@ -37,6 +37,43 @@ def test_a_different_list_of_the_same_length_is_read_anew() -> None:
     assert found is not None and found["NodeNames"] == ["aa", "bc"]
 
 
+def test_the_same_names_in_another_order_are_the_list_kept_and_answers_follow_its_order() -> None:
+    # kube-scheduler's parallel filter sends its candidates in a new order every call.
+    lists = CandidateLists()
+    first = lists.split(go_body(["a", "b", "c"]))
+    again = lists.split(go_body(["c", "a", "b"]))
+    assert first is not None and again is not None
+    assert again["NodeNames"] is first["NodeNames"] and again["NodeNames"] == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize(
+    ("kept", "sent"),
+    [
+        (["a", "b", "c"], ["c", "b", "d"]),  # one node another: not the same nodes
+        (["a", "b", "c"], ["a", "b"]),  # one node fewer (it filled up)
+        (["a", "b", "c"], ["c", "a", "a"]),  # a name twice: as many names, not the same nodes
+        (["a", "a", "b"], ["a", "b", "b"]),  # the kept list has a name twice
+        (["a", "a", "b"], ["b", "a", "a"]),  # both twice: no order of distinct nodes to keep
+    ],
+)
+def test_only_exactly_the_same_nodes_each_once_count_as_another_order(kept: list[str], sent: list[str]) -> None:
+    lists = CandidateLists()
+    first = lists.split(go_body(kept))
+    found = lists.split(go_body(sent))
+    assert first is not None and found is not None
+    assert found["NodeNames"] is not first["NodeNames"] and found["NodeNames"] == sent
+
+
+def test_a_list_met_again_in_another_order_stays_among_the_recent() -> None:
+    lists = CandidateLists(keep=2)
+    first = lists.split(go_body(["x", "y"]))
+    lists.split(go_body(["z"]))
+    lists.split(go_body(["y", "x"]))  # moves the kept list to the front
+    lists.split(go_body(["w"]))
+    again = lists.split(go_body(["x", "y"]))
+    assert first is not None and again is not None and again["NodeNames"] is first["NodeNames"]
+
+
 @pytest.mark.parametrize(
     ("why", "body"),
     [
