@@ -6,8 +6,10 @@ pace it allows, beside a true no-op in the same run.
 Per node count, ``gpu-advisor serve --cluster kube`` runs against an HTTP stand-in for the API server
 (benchmarks/pace_apiserver.py) whose fleet is, in turn, HGX H100 nodes with their topology, bare 8-GPU
 nodes and 8-GPU nodes shared in the Alibaba convention. This script plays kube-scheduler with the
-printed profile: per pod a filter with every node name, then a prioritize with the names that passed
-(Go's compact JSON, one kept-alive connection); the pod is bound to the top-scored node and the binding
+printed profile: per pod a filter with the names kube-scheduler would send (the nodes its own filters
+pass, in a new order every call: benchmarks/pace_scheduler.py; ``--same-order``: every node, one order),
+then a prioritize with the names that passed (Go's compact JSON, one kept-alive connection); the pod is
+bound to the top-scored node and the binding
 reaches the advisor through the pods watch of ``--cluster kube``. Pods cycle through whole GPUs (1, 2,
 4, 8), Alibaba milli shares and CPU-only pods. ``--fleet bare``: the real-cluster measurement's setup,
 8-GPU nodes without topology and one-GPU pods. ``--bind-verb`` (the printed profile's): the advisor
