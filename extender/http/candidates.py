@@ -99,9 +99,9 @@ class CandidateLists:
         # In C: a generator here was a third of reading a new 5,000-name list (each prioritize sends one).
         if type(names) is not list or not all(map(is_, map(type, names), repeat(str))):
             return None
-        kept = self._reordered(names)
-        if kept is not None:
-            return kept.names
+        same = self._reordered(names)
+        if same is not None:
+            return same.names
         self._recent.insert(0, _Kept(text, names))
         del self._recent[self._keep :]
         return names
