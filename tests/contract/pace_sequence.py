@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import random
 from typing import Any
 
 from extender.cluster.state import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, ClusterState
@@ -72,8 +73,22 @@ def _body(obj: dict[str, Any], names: list[str]) -> bytes:
     return json.dumps({"Pod": obj, "Nodes": None, "NodeNames": names}, separators=(",", ":")).encode()
 
 
-def run(nodes: int, pods: int) -> list[list[str]]:
-    """Each step: [filter digest, prioritize digest or "", the node bound or ""]."""
+def _digest(reply: bytes, as_sets: bool) -> str:
+    """A reply's digest; ``as_sets``: of what kube-scheduler reads of it (names as a set, scores by host)."""
+    if as_sets:
+        doc = json.loads(reply)
+        if isinstance(doc, dict):
+            doc = {k: sorted(v) if isinstance(v, list) else v for k, v in doc.items()}
+        else:
+            doc = sorted((entry["Host"], entry["Score"]) for entry in doc)
+        reply = json.dumps(doc, sort_keys=True).encode()
+    return hashlib.sha256(reply).hexdigest()[:20]
+
+
+def run(nodes: int, pods: int, shuffle: random.Random | None = None, as_sets: bool = False) -> list[list[str]]:
+    """Each step: [filter digest, prioritize digest or "", the node bound or ""]. ``shuffle``: every
+    filter sends the nodes in a new order, as kube-scheduler's parallel filter does; ``as_sets``: the
+    digests are of what kube-scheduler reads (``_digest``)."""
     state = ClusterState("kube")
     model = KubeModel(state, InvalidObjects(), clock=lambda: NOW)
     objects = fleet(nodes)
@@ -88,14 +103,19 @@ def run(nodes: int, pods: int) -> list[list[str]]:
     placed: list[dict[str, Any]] = []
 
     async def one(obj: dict[str, Any], i: int, bind: bool = True) -> None:
-        reply = (await verbs.filter(_body(obj, names)))[1]
+        sent = names
+        if as_sets and i % 3 == 0:  # a node left out, as one kube-scheduler's own filters refuse
+            sent = [name for name in names if name != names[i % len(names)]]
+        if shuffle is not None:
+            sent = shuffle.sample(sent, len(sent))
+        reply = (await verbs.filter(_body(obj, sent)))[1]
         passed = json.loads(reply)["NodeNames"] or []
-        step = [hashlib.sha256(reply).hexdigest()[:20], "", ""]
+        step = [_digest(reply, as_sets), "", ""]
         steps.append(step)
         if not passed:
             return
         reply = (await verbs.prioritize(_body(obj, passed)))[1]
-        step[1] = hashlib.sha256(reply).hexdigest()[:20]
+        step[1] = _digest(reply, as_sets)
         step[2] = max(json.loads(reply), key=lambda s: s["Score"])["Host"]
         if bind:
             placed.append(bound(obj, step[2], i))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,14 @@ def test_the_session_fills_nodes_and_leaves_pods_waiting() -> None:
     steps = run(60, 320)
     assert sum(1 for s in steps if not s[2]) >= 10
     assert len({s[2] for s in steps if s[2]}) >= 30
+
+
+def test_candidates_in_a_new_order_every_call_get_the_same_answers_as_kube_scheduler_reads_them() -> None:
+    """kube-scheduler's parallel filter sends its candidates in a new order every call; the answers list
+    them in the order the advisor keeps, and what kube-scheduler reads of them (names as a set, scores by
+    host) and the node bound are those of the session sent in one order."""
+    in_order = run(60, 320, as_sets=True)
+    shuffled = run(60, 320, shuffle=random.Random(11), as_sets=True)
+    assert sum(1 for step in shuffled if step[2]) >= 200
+    for i, (got, want) in enumerate(zip(shuffled, in_order, strict=True)):
+        assert got == want, f"step {i}: {got} != in one order {want}"
