@@ -74,8 +74,11 @@ def judge_all(
         else _streams(memo).lookups.found(shape, names, known, since[0], memo.log)
     )
     verdicts = cast(list[Verdict], found)
-    # ``None in`` is one scan in C, and mostly nothing is missing: the positions only when something is.
-    missing = list(compress(range(len(found)), map(is_, found, repeat(None)))) if None in found else []
+    # Mostly nothing is missing: the positions only when something is. Not ``None in found``: that calls
+    # each verdict's dataclass ``__eq__`` in Python (261 µs at 5,000 nodes, against 75 for this scan).
+    missing = (
+        list(compress(range(len(found)), map(is_, found, repeat(None)))) if any(map(is_, found, repeat(None))) else []
+    )
     if missing:
         if memo is not None and bare is not None and (taken := _twins(names, found, lookup, work, bare, memo.signed)):
             _hand_on(memo, shape, known, taken, lookup, bare[2], since, made)
