@@ -110,89 +110,91 @@ class PaceApiServer:
             return self.sent >= len(self.events)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
-        api = self
+        return type("Handler", (_Handler,), {"api": self})
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # as a Go server: no answer waits for the ACK of a previous segment
 
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
+class _Handler(BaseHTTPRequestHandler):
+    """Requests to the stand-in; ``api`` is set on a subclass per server (``PaceApiServer._handler``)."""
 
-            def _send(self, status: int, doc: Any) -> None:
-                body = json.dumps(doc, separators=(",", ":")).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+    api: ClassVar[PaceApiServer]
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # as a Go server: no answer waits for the ACK of a previous segment
 
-            def do_GET(self) -> None:
-                parsed = urllib.parse.urlparse(self.path)
-                query = dict(urllib.parse.parse_qsl(parsed.query))
-                kind = {"/api/v1/nodes": "nodes", "/api/v1/pods": "pods"}.get(parsed.path)
-                if kind is None:
-                    self._send(404, {"kind": "Status", "code": 404, "reason": "NotFound", "message": "not served"})
-                elif query.get("watch") in ("true", "1"):
-                    self._watch(kind, int(query.get("resourceVersion") or _FIRST_RV), query)
-                else:
-                    with api.cond:
-                        items = list(api.nodes) if kind == "nodes" else list(api.bound.values())
-                        rv = _FIRST_RV + len(api.events)
-                    list_kind = "NodeList" if kind == "nodes" else "PodList"
-                    meta = {"resourceVersion": str(rv)}
-                    self._send(200, {"kind": list_kind, "apiVersion": "v1", "metadata": meta, "items": items})
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
 
-            def _body(self) -> Any:
-                return json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+    def _send(self, status: int, doc: Any) -> None:
+        body = json.dumps(doc, separators=(",", ":")).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
-            def do_PATCH(self) -> None:
-                parts, body = urllib.parse.urlparse(self.path).path.strip("/").split("/"), self._body()
-                if parts[:3] == ["api", "v1", "nodes"]:
-                    self._send(200, api.patch_node(parts[3], body))
-                    return
-                with api.cond:  # a pod's annotations, before its binding (unbound pods are not watched)
-                    api.api_calls += 1
-                    api.pending[f"{parts[3]}/{parts[5]}"] = body
-                self._send(200, body)
+    def do_GET(self) -> None:
+        parsed = urllib.parse.urlparse(self.path)
+        query = dict(urllib.parse.parse_qsl(parsed.query))
+        kind = {"/api/v1/nodes": "nodes", "/api/v1/pods": "pods"}.get(parsed.path)
+        if kind is None:
+            self._send(404, {"kind": "Status", "code": 404, "reason": "NotFound", "message": "not served"})
+        elif query.get("watch") in ("true", "1"):
+            self._watch(kind, int(query.get("resourceVersion") or _FIRST_RV), query)
+        else:
+            with self.api.cond:
+                items = list(self.api.nodes) if kind == "nodes" else list(self.api.bound.values())
+                rv = _FIRST_RV + len(self.api.events)
+            list_kind = "NodeList" if kind == "nodes" else "PodList"
+            meta = {"resourceVersion": str(rv)}
+            self._send(200, {"kind": list_kind, "apiVersion": "v1", "metadata": meta, "items": items})
 
-            def do_POST(self) -> None:
-                parts, body = urllib.parse.urlparse(self.path).path.strip("/").split("/"), self._body()
-                with api.cond:
-                    api.api_calls += 1
-                    patch = api.pending.pop(f"{parts[3]}/{parts[5]}", {})
-                notes = {
-                    **((patch.get("metadata") or {}).get("annotations") or {}),
-                    **(body["metadata"].get("annotations") or {}),
-                }
-                api.binder_bound(parts[3], parts[5], body["target"]["name"], {"metadata": {"annotations": notes}})
-                self._send(201, {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201})
+    def _body(self) -> Any:
+        return json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
 
-            def _chunk(self, data: bytes) -> None:
-                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                self.wfile.flush()
+    def do_PATCH(self) -> None:
+        parts, body = urllib.parse.urlparse(self.path).path.strip("/").split("/"), self._body()
+        if parts[:3] == ["api", "v1", "nodes"]:
+            self._send(200, self.api.patch_node(parts[3], body))
+            return
+        with self.api.cond:  # a pod's annotations, before its binding (unbound pods are not watched)
+            self.api.api_calls += 1
+            self.api.pending[f"{parts[3]}/{parts[5]}"] = body
+        self._send(200, body)
 
-            def _watch(self, kind: str, since: int, query: dict[str, str]) -> None:
-                deadline = time.monotonic() + min(float(query.get("timeoutSeconds") or 60), 60)
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                at = since - _FIRST_RV  # index of the next event to send
-                while time.monotonic() < deadline:
-                    with api.cond:
-                        if api.closing:
-                            break
-                        pending = [e for e, k in zip(api.events[at:], api.kinds[at:], strict=True) if k == kind]
-                        moved = len(api.events) - at
-                        if not moved:
-                            api.cond.wait(timeout=0.2)
-                            continue
-                    for line in pending:
-                        self._chunk(line)
-                    at += moved
-                    with api.cond:
-                        api.sent = max(api.sent, at)
-                self._chunk(b"")
+    def do_POST(self) -> None:
+        parts, body = urllib.parse.urlparse(self.path).path.strip("/").split("/"), self._body()
+        with self.api.cond:
+            self.api.api_calls += 1
+            patch = self.api.pending.pop(f"{parts[3]}/{parts[5]}", {})
+        notes = {
+            **((patch.get("metadata") or {}).get("annotations") or {}),
+            **(body["metadata"].get("annotations") or {}),
+        }
+        self.api.binder_bound(parts[3], parts[5], body["target"]["name"], {"metadata": {"annotations": notes}})
+        self._send(201, {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201})
 
-        return Handler
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _watch(self, kind: str, since: int, query: dict[str, str]) -> None:
+        deadline = time.monotonic() + min(float(query.get("timeoutSeconds") or 60), 60)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        at = since - _FIRST_RV  # index of the next event to send
+        while time.monotonic() < deadline:
+            with self.api.cond:
+                if self.api.closing:
+                    break
+                pending = [e for e, k in zip(self.api.events[at:], self.api.kinds[at:], strict=True) if k == kind]
+                moved = len(self.api.events) - at
+                if not moved:
+                    self.api.cond.wait(timeout=0.2)
+                    continue
+            for line in pending:
+                self._chunk(line)
+            at += moved
+            with self.api.cond:
+                self.api.sent = max(self.api.sent, at)
+        self._chunk(b"")
