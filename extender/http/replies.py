@@ -25,7 +25,7 @@ from typing import cast
 from extender.model.pods import PodRequest
 from extender.scoring import Verdict
 
-__all__ = ["FilterParts", "ReplyFragments", "WholeReplies"]
+__all__ = ["FilterParts", "ReplyFragments", "WholeReplies", "filter_answer"]
 
 FilterParts = tuple[list[str], list[str], list[str]]  # passed names, failed entries, unresolvable entries
 # Past this share of changed positions a reply is made anew in passes in C rather than patched one by
@@ -149,9 +149,8 @@ class ReplyFragments:
         reply = self._reply((request, False), verdicts)
         passed, failed, unresolvable = _parts(reply)
         if reply.filter_body is None:
-            text = '{"Nodes":null,"NodeNames":[' + ",".join(passed) + '],"FailedNodes":{' + ",".join(failed)
-            text += '},"FailedAndUnresolvableNodes":{' + ",".join(unresolvable) + '},"Error":""}'
-            reply.filter_body = text.encode()
+            head = '{"Nodes":null,"NodeNames":[' + ",".join(passed) + "]"
+            reply.filter_body = filter_answer(head, failed, unresolvable).encode()
         return reply.filter_body, (len(passed), len(failed), len(unresolvable))
 
     def priorities(self, request: PodRequest, verdicts: list[Verdict]) -> str:
@@ -202,6 +201,13 @@ class ReplyFragments:
         for i in compress(range(len(found)), map(is_, found, repeat(None))):
             found[i] = self._encode(verdicts[i])
         return found
+
+
+def filter_answer(head: str, failed: list[str], unresolvable: list[str]) -> str:
+    """A filter answer: ``head`` (its opening: the nodes that pass, as names or as Node objects) and the
+    failed entries, each already JSON."""
+    text = head + ',"FailedNodes":{' + ",".join(failed)
+    return text + '},"FailedAndUnresolvableNodes":{' + ",".join(unresolvable) + '},"Error":""}'
 
 
 def _parts(reply: _Reply) -> FilterParts:

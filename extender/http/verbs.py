@@ -27,7 +27,7 @@ from extender.http.approvals import chosen_by_filter, chosen_by_prioritize, refu
 from extender.http.candidates import CandidateLists
 from extender.http.offloop import BIG_CALL_NODES, Lane
 from extender.http.pod_requests import PodRequests
-from extender.http.replies import ReplyFragments, WholeReplies
+from extender.http.replies import ReplyFragments, WholeReplies, filter_answer
 from extender.http.requests import BadRequest, parse_json
 from extender.http.wire import ExtenderArgs, ExtenderBindingArgs, extender_args
 from extender.model.pods import PodRequest
@@ -199,9 +199,8 @@ class SchedulerVerbs:
                 reply, counts = self.fragments.filter_reply(pod, verdicts)
             else:
                 passed, failed, unresolvable = self.fragments.filter_parts(pod, verdicts)
-                text = f'{_passed_head(args, verdicts, passed)},"FailedNodes":{{{",".join(failed)}}},'
-                text += f'"FailedAndUnresolvableNodes":{{{",".join(unresolvable)}}},"Error":""}}'
-                reply, counts = text.encode(), (len(passed), len(failed), len(unresolvable))
+                reply = filter_answer(_nodes_head(args, verdicts), failed, unresolvable).encode()
+                counts = (len(passed), len(failed), len(unresolvable))
             # One node left: kube-scheduler skips prioritize and binds it.
             chosen = chosen_by_filter(verdicts) if approvals is not None and counts[0] == 1 else None
             self.whole.keep("filter", pod, names, version, reply, *counts, chosen=chosen)
@@ -284,11 +283,9 @@ def _unsynced(advisor: Advisor) -> bool:
     return advisor.state.source_health is not None and not advisor.state.ready
 
 
-def _passed_head(args: ExtenderArgs, verdicts: list[Verdict], passed: list[str]) -> str:
-    """The reply's opening: the nodes that pass, as names or (nodeCacheCapable: false) as Node objects."""
-    if args.node_names is not None:
-        return '{"Nodes":null,"NodeNames":[' + ",".join(passed) + "]"
-    # nodeCacheCapable: false reads only Nodes: names alone would silently filter every node.
+def _nodes_head(args: ExtenderArgs, verdicts: list[Verdict]) -> str:
+    """The reply's opening when kube-scheduler sent Node objects (nodeCacheCapable: false): the nodes
+    that pass, as Node objects (it reads only Nodes: names alone would silently filter every node)."""
     keep = {v.node for v in verdicts if v.fits}
     items = [
         item
