@@ -1,6 +1,7 @@
-"""The ASGI apps: the plain port's (scheduler extender, /v1, health, metrics) and the TLS port's
-(admission webhooks, health), each answering only its own routes; ``create_app`` joins both in one
-app for tests and tools.
+"""The ASGI apps: the plain port's (/v1, console, health, metrics; and the scheduler extender where it
+cannot bind), the TLS port's (admission webhooks, health) and the extender port's (kube-scheduler's verbs
+to a client certificate, and health), each answering only its own routes; ``create_app`` joins them in
+one app for tests and tools.
 
 In front of every route: the body guard (sizes, time, bytes in flight), when asked bearer-token
 authentication for /v1, and HEAD answered as GET without the body.
@@ -34,7 +35,7 @@ from webhook.rules import advise_with_rules
 
 __all__ = ["Edge", "Listener", "build_app", "create_app", "create_apps"]
 
-Listener = Literal["plain", "tls", "all"]
+Listener = Literal["plain", "tls", "scheduler", "all"]
 
 
 @dataclass
@@ -48,6 +49,9 @@ class Edge:
     lane: Lane = field(default_factory=Lane)
     refused: Counter | None = None
     in_flight: InFlight = field(default_factory=InFlight)
+    # The extender verbs on the plain port too. False once they have their own port (a client certificate
+    # required): a live cluster's verbs can bind, and the plain port is open to whoever reaches it.
+    verbs_on_plain: bool = True
 
     def __post_init__(self) -> None:
         if self.advisor.advise is None:
@@ -68,14 +72,15 @@ def create_apps(edge: Edge) -> tuple[FastAPI, FastAPI]:
 
 def build_app(edge: Edge, listener: Listener) -> FastAPI:
     advisor = edge.advisor
-    dry_runs = api.DryRuns(advisor, edge.limits, edge.lane) if listener != "tls" else None
+    serves_api = listener in ("plain", "all")
+    dry_runs = api.DryRuns(advisor, edge.limits, edge.lane) if serves_api else None
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
         if dry_runs is not None:
             dry_runs.close()
-        if listener != "tls" and advisor.approvals is not None and advisor.approvals.binder is not None:
+        if verbs is not None and advisor.approvals is not None and advisor.approvals.binder is not None:
             await advisor.approvals.binder.aclose()  # the connections the bind verb kept to the API server
 
     app = AdvisorApp(
@@ -87,18 +92,22 @@ def build_app(edge: Edge, listener: Listener) -> FastAPI:
         redoc_url=None,
     )
     app.state.advisor = advisor
-    verbs = scheduler.SchedulerVerbs(advisor, edge.lane) if listener != "tls" else None
+    with_verbs = listener in ("scheduler", "all") or (listener == "plain" and edge.verbs_on_plain)
+    verbs = scheduler.SchedulerVerbs(advisor, edge.lane) if with_verbs else None
     if verbs is not None:
         app.include_router(scheduler.build_router(verbs))
+    elif listener == "plain":
+        app.include_router(scheduler.elsewhere_router())
+    if dry_runs is not None:
         app.include_router(api.build_router(advisor, dry_runs))
         app.include_router(telemetry.build_router(advisor))
         app.include_router(rightsize.build_router(advisor))
         app.include_router(usage.build_router(advisor))
         app.include_router(console.build_router(advisor))
-    if listener != "plain":
+    if listener in ("tls", "all"):
         # The one place extender code reaches into the webhook package: both live in one process.
         app.include_router(build_webhook_router(advisor, edge.admission, edge.limits.admission_body))
-    _health_routes(app, advisor)
+    _health_routes(app, advisor, metrics=listener != "scheduler")
     document_edges(app)
     assert edge.refused is not None
     app.add_middleware(BlankQueryIsAbsent)  # an empty ?name= is a parameter not given, on every route
@@ -106,7 +115,7 @@ def build_app(edge: Edge, listener: Listener) -> FastAPI:
         lane = scheduler.ExtenderFastLane(app.framework, verbs)
         app.scheduler_lane = BodyGuard(lane, edge.limits, edge.refused, edge.in_flight)
     app.add_middleware(BodyGuard, limits=edge.limits, refused=edge.refused, in_flight=edge.in_flight)
-    if edge.auth is not None and listener != "tls":
+    if edge.auth is not None and serves_api:
         app.add_middleware(V1Auth, check=edge.auth)  # no body is read before the token is checked
     app.add_middleware(HeadAsGet)  # outermost: every layer inside sees the GET it stands for
     return app
@@ -140,7 +149,7 @@ def _count_nodes(advisor: Advisor) -> None:
     advisor.metrics.overcommitted.set(sum(1 for n in nodes if n.overcommitted))
 
 
-def _health_routes(app: FastAPI, advisor: Advisor) -> None:
+def _health_routes(app: FastAPI, advisor: Advisor, metrics: bool = True) -> None:
     @app.get("/healthz", tags=["health"])
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
@@ -162,8 +171,11 @@ def _health_routes(app: FastAPI, advisor: Advisor) -> None:
             response.status_code = 503
         return body
 
+    if not metrics:
+        return
+
     @app.get("/metrics", tags=["health"])
-    def metrics() -> Response:
+    def scrape() -> Response:
         verdict = readiness(advisor.state, advisor.telemetry, advisor.clock())
         _count_nodes(advisor)
         advisor.metrics.ready.set(1 if verdict.ready else 0)

@@ -4,15 +4,34 @@ from __future__ import annotations
 
 import os
 import socket
+from dataclasses import dataclass
 from typing import Any
 
 from extender.errors import UsageError
 
-__all__ = ["ServeError", "listen", "listening_line"]
+__all__ = [
+    "EXTENDER",
+    "PLAIN",
+    "PLAIN_WITHOUT_VERBS",
+    "WEBHOOKS",
+    "ExtenderPort",
+    "ServeError",
+    "listen",
+    "listening_line",
+]
 
 
 class ServeError(UsageError):
     """The server cannot start as asked; the message says why."""
+
+
+@dataclass(frozen=True)
+class ExtenderPort:
+    """Where kube-scheduler's verbs are served: with ``client_ca``, on ``port`` over HTTPS to a client
+    certificate that CA signed; without, on the plain port."""
+
+    port: int = 8444
+    client_ca: str | None = None
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -35,12 +54,18 @@ def listen(host: str, port: int) -> socket.socket:
         raise ServeError(f"cannot listen on {host}:{port}: {why}") from None
 
 
-def listening_line(addresses: list[tuple[Any, ...]]) -> str:
+PLAIN = "extender, /v1, console, health, metrics"
+PLAIN_WITHOUT_VERBS = "/v1, console, health, metrics"
+WEBHOOKS = "admission webhooks, health"
+EXTENDER = "extender verbs to kube-scheduler's client certificate, health"
+
+
+def listening_line(addresses: list[tuple[Any, ...]], roles: tuple[str, ...] = (PLAIN, WEBHOOKS)) -> str:
     """``gpu-advisor listening on http://127.0.0.1:8080 (...) and https://...``: every bound address and what
-    it serves, in one line (the first is the plain port, the second, if any, the webhooks' TLS port)."""
-    roles = ("extender, /v1, console, health, metrics", "admission webhooks, health")
+    it serves, in one line (the first is the plain port; the others HTTPS: the webhooks', the extender's)."""
     said = []
-    for (host, port, *_), scheme, role in zip(addresses, ("http", "https"), roles, strict=False):
+    schemes = ("http", *("https",) * (len(roles) - 1))
+    for (host, port, *_), scheme, role in zip(addresses, schemes, roles, strict=False):
         shown = f"[{host}]" if ":" in str(host) else str(host)
         everywhere = " (all addresses)" if host in ("0.0.0.0", "::") else ""
         said.append(f"{scheme}://{shown}:{port}{everywhere} ({role})")

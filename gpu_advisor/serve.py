@@ -27,7 +27,16 @@ from extender.sources.snapshot import simulated_cluster
 from extender.sources.telemetry_trust import TelemetryTrust
 from gpu_advisor.connections import deadline_protocol
 from gpu_advisor.history_sources import history_source, usage_source
-from gpu_advisor.listeners import ServeError, listen, listening_line
+from gpu_advisor.listeners import (
+    EXTENDER,
+    PLAIN,
+    PLAIN_WITHOUT_VERBS,
+    WEBHOOKS,
+    ExtenderPort,
+    ServeError,
+    listen,
+    listening_line,
+)
 from gpu_advisor.logs import install_log_hygiene
 from gpu_advisor.memory import kept_as_json, settle_memory
 from webhook.admission import AdmissionSettings
@@ -221,25 +230,37 @@ def run(
     auth: TokenCheck | None = None,
     limits: Limits | None = None,
     drain_s: float = 0.0,
+    extender: ExtenderPort | None = None,
 ) -> int:
-    """Serve plain HTTP on ``port`` (extender, /v1, health, metrics) and, with a certificate, HTTPS on
-    ``tls_port`` (webhooks and health: the API server calls webhooks over TLS only); each its own routes."""
+    """Serve plain HTTP on ``port`` (/v1, console, health, metrics), with a certificate HTTPS on ``tls_port``
+    (webhooks and health: the API server calls webhooks over TLS only), and with ``extender``'s client CA
+    kube-scheduler's verbs on their own HTTPS port to a client certificate (else on the plain port)."""
     import uvicorn
 
-    from gpu_advisor.app import Edge, create_apps
+    from gpu_advisor.app import Edge, build_app
 
+    extender = extender or ExtenderPort()
     if bool(cert) != bool(key):
         raise ServeError("--tls-cert and --tls-key go together")
+    if extender.client_ca and not (cert and key):
+        raise ServeError("--scheduler-client-ca needs --tls-cert and --tls-key: the extender port serves HTTPS")
     limits = limits or Limits()
+    edge = Edge(advisor, admission or AdmissionSettings(), limits, auth, verbs_on_plain=not extender.client_ca)
     listeners = [listen(host, port)] + ([listen(host, tls_port)] if cert and key else [])
-    plain, tls = create_apps(Edge(advisor, admission or AdmissionSettings(), limits, auth))
-    servers = [uvicorn.Server(uvicorn_config(plain, host, port, limits))]
+    servers = [uvicorn.Server(uvicorn_config(build_app(edge, "plain"), host, port, limits))]
+    roles = [PLAIN if edge.verbs_on_plain else PLAIN_WITHOUT_VERBS]
     if cert and key:
-        servers.append(_tls_server(tls, host, tls_port, limits, cert, key, background))
+        servers.append(_tls_server(build_app(edge, "tls"), host, tls_port, limits, (cert, key), background))
+        roles.append(WEBHOOKS)
+    if extender.client_ca and cert and key:
+        listeners.append(listen(host, extender.port))
+        app = build_app(edge, "scheduler")
+        servers.append(_tls_server(app, host, extender.port, limits, (cert, key), background, extender.client_ca))
+        roles.append(EXTENDER)
     install_log_hygiene()
     # uvicorn names no address when handed bound sockets. Its logger (configured by now) is the one its
     # own start-up lines go through, written whatever --log-level says.
-    logging.getLogger("uvicorn.error").info(listening_line([s.getsockname() for s in listeners]))
+    logging.getLogger("uvicorn.error").info(listening_line([s.getsockname() for s in listeners], tuple(roles)))
     if advisor.state.ready:  # a snapshot: built already (a live cluster's watch does this once synced)
         advisor.keep_standing()
         settle_memory([advisor])
@@ -256,16 +277,27 @@ def run(
     return 0
 
 
-def _tls_server(app: Any, host: str, port: int, limits: Limits, cert: str, key: str, background: Background) -> Any:
-    """The HTTPS server of the webhooks; its certificate reloader runs in the background."""
+def _tls_server(
+    app: Any,
+    host: str,
+    port: int,
+    limits: Limits,
+    pair: tuple[str, str],
+    background: Background,
+    client_ca: str | None = None,
+) -> Any:
+    """An HTTPS server (the webhooks'; with ``client_ca``, the extender's, which requires a client
+    certificate that CA signed); its certificate reloader runs in the background."""
     import uvicorn
 
     from webhook.certs import CertReloader
 
+    cert, key = pair
     try:
-        reloader = CertReloader(Path(cert), Path(key))
+        reloader = CertReloader(Path(cert), Path(key), client_ca=Path(client_ca) if client_ca else None)
     except (OSError, ssl.SSLError) as exc:
-        raise ServeError(f"cannot load --tls-cert/--tls-key: {exc}") from None
+        which = "--tls-cert/--tls-key" + (f" or --scheduler-client-ca {client_ca}" if client_ca else "")
+        raise ServeError(f"cannot load {which}: {exc}") from None
     config = uvicorn_config(app, host, port, limits, ssl_certfile=cert, ssl_keyfile=key)
     config.load()
     config.ssl = reloader.context  # renewed files reach new connections without a restart

@@ -24,7 +24,16 @@ from webhook.certs import CertError, Pems, issue, service_dns_names
 
 __all__ = ["Plan", "ensure_secret", "plan"]
 
-KEYS = {"ca_cert": "ca.crt", "ca_key": "ca.key", "cert": "tls.crt", "key": "tls.key"}
+# kube-scheduler's client pair sits beside the serving pair: the advisor mounts tls.crt, tls.key and
+# ca.crt (to verify the client), kube-scheduler scheduler.crt, scheduler.key and ca.crt (to verify the advisor).
+KEYS = {
+    "ca_cert": "ca.crt",
+    "ca_key": "ca.key",
+    "cert": "tls.crt",
+    "key": "tls.key",
+    "client_cert": "scheduler.crt",
+    "client_key": "scheduler.key",
+}
 
 
 @dataclass(frozen=True)
@@ -49,6 +58,20 @@ def _serving_fits(pems: dict[str, bytes], service: str, namespace: str, now: dt.
         cert.verify_directly_issued_by(ca)
     except (InvalidSignature, ValueError, TypeError):
         return "the serving certificate was not issued by the stored CA"
+    return _client_fits(pems, ca, now)
+
+
+def _client_fits(pems: dict[str, bytes], ca: x509.Certificate, now: dt.datetime) -> str | None:
+    """Why the stored client pair of kube-scheduler will not do (None when it will)."""
+    if "client_cert" not in pems or "client_key" not in pems:
+        return "no client certificate for kube-scheduler"
+    expiry = read_expiry("scheduler.crt", pems["client_cert"])
+    if expiry.due(now):
+        return f"kube-scheduler's client certificate is due ({expiry.line(now)})"
+    try:
+        x509.load_pem_x509_certificate(pems["client_cert"]).verify_directly_issued_by(ca)
+    except (InvalidSignature, ValueError, TypeError):
+        return "kube-scheduler's client certificate was not issued by the stored CA"
     return None
 
 
@@ -64,8 +87,8 @@ def plan(
     why = _serving_fits(stored, service, namespace, now)
     if why is not None:
         pems = issue(service, namespace, (stored["ca_cert"], stored["ca_key"]), now)
-        return Plan(pems, True, f"renewed the serving certificate: {why}")
-    pems = Pems(stored["ca_cert"], stored["ca_key"], stored["cert"], stored["key"])
+        return Plan(pems, True, f"renewed the serving and client certificates: {why}")
+    pems = Pems(*(stored[field] for field in KEYS))
     return Plan(pems, False, "nothing due: " + read_expiry("tls.crt", stored["cert"]).line(now))
 
 

@@ -10,10 +10,7 @@ already in the directory is never replaced by accident: every injected ``caBundl
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import os
-import ssl
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +20,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from webhook.cert_inject import ca_bundle, inject_ca_bundle
+from webhook.cert_reload import CertReloader
+from webhook.scheduler_cert import issue_client
 
 __all__ = [
     "CertError",
@@ -36,8 +35,6 @@ __all__ = [
     "service_dns_names",
 ]
 
-log = logging.getLogger(__name__)
-
 CA_DAYS = 5 * 365
 SERVING_DAYS = 365
 
@@ -48,12 +45,14 @@ class CertError(ValueError):
 
 @dataclass(frozen=True)
 class Pems:
-    """A CA and a serving pair, PEM-encoded: what goes into files or a Secret."""
+    """A CA, a serving pair and kube-scheduler's client pair, PEM-encoded: what goes into files or a Secret."""
 
     ca_cert: bytes
     ca_key: bytes
     cert: bytes
     key: bytes
+    client_cert: bytes = b""
+    client_key: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -62,6 +61,8 @@ class CertFiles:
     ca_key: Path
     cert: Path
     key: Path
+    client_cert: Path
+    client_key: Path
 
 
 def service_dns_names(service: str, namespace: str) -> list[str]:
@@ -113,7 +114,10 @@ def issue(service: str, namespace: str, ca: tuple[bytes, bytes] | None = None, n
     key = _key()
     cert = _serving_cert(service_dns_names(service, namespace), key, ca_cert, ca_key, now)
     pem = serialization.Encoding.PEM
-    return Pems(ca_cert.public_bytes(pem), _pem_key(ca_key), cert.public_bytes(pem), _pem_key(key))
+    client_cert, client_key = issue_client(ca_cert, ca_key, now)
+    return Pems(
+        ca_cert.public_bytes(pem), _pem_key(ca_key), cert.public_bytes(pem), _pem_key(key), client_cert, client_key
+    )
 
 
 def create_certs(
@@ -124,12 +128,15 @@ def create_certs(
     now: dt.datetime | None = None,
     force: bool = False,
 ) -> CertFiles:
-    """Write ca.crt, ca.key, tls.crt, tls.key into ``out``; with ``reuse_ca`` only the serving pair is new.
+    """Write ca.crt, ca.key, tls.crt, tls.key, and kube-scheduler's scheduler.crt, scheduler.key into ``out``;
+    with ``reuse_ca`` only the serving and client pairs are new.
 
     A CA already in ``out`` is replaced only with ``force`` (every caBundle injected from it would stop
     matching); ``reuse_ca`` with no CA there is refused rather than quietly making a new one.
     """
-    files = CertFiles(out / "ca.crt", out / "ca.key", out / "tls.crt", out / "tls.key")
+    files = CertFiles(
+        out / "ca.crt", out / "ca.key", out / "tls.crt", out / "tls.key", out / "scheduler.crt", out / "scheduler.key"
+    )
     has_ca = files.ca_cert.exists() and files.ca_key.exists()
     if reuse_ca and not has_ca:
         raise CertError(f"--reuse-ca: no CA in {out} (ca.crt and ca.key); create one first without --reuse-ca")
@@ -147,6 +154,8 @@ def create_certs(
     # Key first, then certificate: a reload that sees the new cert always finds its key.
     _write(files.key, pems.key, private=True)
     _write(files.cert, pems.cert, private=False)
+    _write(files.client_key, pems.client_key, private=True)
+    _write(files.client_cert, pems.client_cert, private=False)
     return files
 
 
@@ -210,61 +219,3 @@ def _serving_cert(
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()), critical=False)  # type: ignore[arg-type]
         .sign(ca_key, hashes.SHA256())
     )
-
-
-class CertReloader:
-    """The listener's SSLContext, whose certificate follows the files: each handshake is handed the
-    last *good* pair (through the SNI callback, called for every ClientHello). A renewed pair is loaded
-    into a scratch context first and swapped in only when it loads; a bad one (a key that does not
-    match, half-written files) leaves the previous pair serving. Checked every ``interval_s``."""
-
-    def __init__(self, cert: Path, key: Path, interval_s: float = 30.0) -> None:
-        self.cert, self.key, self.interval_s = cert, key, interval_s
-        self._stamp: tuple[float, float] | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._current = self._load()  # raises on a bad first pair: the server does not start
-        self._stamp = self._mtimes()
-        self.context = self._load()
-        self.context.sni_callback = self._hand_over
-
-    def _mtimes(self) -> tuple[float, float]:
-        return self.cert.stat().st_mtime, self.key.stat().st_mtime
-
-    def _load(self) -> ssl.SSLContext:
-        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
-        context.load_cert_chain(self.cert, self.key)
-        return context
-
-    def _hand_over(self, connection: ssl.SSLObject | ssl.SSLSocket, _name: str | None, _ctx: ssl.SSLContext) -> None:
-        connection.context = self._current
-
-    def reload(self) -> bool:
-        """Load the files if they changed; True when it did. A bad pair keeps the old one, logged."""
-        stamp = self._mtimes()
-        if stamp == self._stamp:
-            return False
-        try:
-            fresh = self._load()
-        except (ssl.SSLError, OSError) as exc:
-            log.warning("renewed certificate %s not loaded (%s); still serving the previous one", self.cert, exc)
-            return False
-        self._current, self._stamp = fresh, stamp
-        log.info("serving certificate loaded from %s", self.cert)
-        return True
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            try:
-                self.reload()
-            except OSError as exc:
-                log.warning("cannot check %s for renewal: %s", self.cert, exc)
-
-    def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="cert-reload", daemon=True)
-            self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()

@@ -14,6 +14,7 @@ from extender.cluster.state import NodeState
 __all__ = ["eligible_nodes", "node_admits"]
 
 _BLOCKING = ("NoSchedule", "NoExecute")
+_CORDONED = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
 
 def _expression_holds(labels: Mapping[str, str], expr: Mapping[str, Any]) -> bool:
@@ -37,7 +38,7 @@ def _expression_holds(labels: Mapping[str, str], expr: Mapping[str, Any]) -> boo
     return False
 
 
-def _affinity_holds(labels: Mapping[str, str], spec: Mapping[str, Any]) -> bool:
+def _affinity_holds(labels: Mapping[str, str], spec: Mapping[str, Any], name: str) -> bool:
     required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
         "requiredDuringSchedulingIgnoredDuringExecution"
     ) or {}
@@ -47,10 +48,7 @@ def _affinity_holds(labels: Mapping[str, str], spec: Mapping[str, Any]) -> bool:
     # Terms are ORed; expressions within a term are ANDed. (matchFields only knows metadata.name.)
     return any(
         all(_expression_holds(labels, e) for e in term.get("matchExpressions") or [])
-        and all(
-            _expression_holds({"metadata.name": labels.get("kubernetes.io/hostname", "")}, f)
-            for f in term.get("matchFields") or []
-        )
+        and all(_expression_holds({"metadata.name": name}, f) for f in term.get("matchFields") or [])
         for term in terms
     )
 
@@ -75,13 +73,14 @@ def node_admits(node: NodeState, spec: Mapping[str, Any]) -> str | None:
     for key, value in selector.items():
         if node.labels.get(str(key)) != str(value):
             return f"nodeSelector {key}={value} does not match"
-    if not _affinity_holds(node.labels, spec):
+    if not _affinity_holds(node.labels, spec, node.name):
         return "required node affinity does not match"
     tolerations = spec.get("tolerations") or []
     for taint in node.taints:
         if taint.get("effect") in _BLOCKING and not _tolerates(tolerations, taint):
             return f"taint {taint.get('key')}={taint.get('value', '')}:{taint.get('effect')} not tolerated"
-    if node.unschedulable:
+    # kube-scheduler's NodeUnschedulable: a cordoned node takes only pods that tolerate its taint.
+    if node.unschedulable and not _tolerates(tolerations, _CORDONED):
         return "node is cordoned"
     return None
 

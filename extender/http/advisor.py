@@ -71,6 +71,9 @@ class Advisor:
     # Placements approved and not yet seen bound, and the bind verb; wired in by serve for a live cluster
     # (None: a snapshot or the simulated cluster, which assume nothing and cannot bind).
     approvals: Approvals | None = None
+    # The profiles that consult this advisor (``serve --scheduler-config``; default: the printed profile):
+    # the bind verb binds only their pods.
+    bind_schedulers: frozenset[str] = frozenset({"gpu-advisor"})
     # Shutting down: not ready, and every answer closes its connection so callers reconnect elsewhere.
     draining: bool = False
     # Told each standing shape's verdicts as they are filled in (the extender encodes them ahead).

@@ -55,3 +55,10 @@ class Metrics:
             ["outcome"],
             registry=registry,
         )
+        self.bind_refusals = Counter(
+            "gpu_advisor_bind_refusals",
+            "Bindings refused because kube-scheduler would not bind them: by reason (scheduler, node-unknown, "
+            "constraints, not-approved, pod-unknown)",
+            ["reason"],
+            registry=registry,
+        )

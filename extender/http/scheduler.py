@@ -11,6 +11,8 @@ for any app that mounts the router without the lane.
 
 from __future__ import annotations
 
+import json
+
 from fastapi import APIRouter, Request, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -20,7 +22,12 @@ from extender.http.offloop import Lane
 from extender.http.requests import BadRequest, ClientGone, problem_for, read_body
 from extender.http.verbs import Answer, SchedulerVerbs
 
-__all__ = ["VERB_PATHS", "ExtenderFastLane", "SchedulerVerbs", "build_router"]
+__all__ = ["ELSEWHERE", "VERB_PATHS", "ExtenderFastLane", "SchedulerVerbs", "build_router", "elsewhere_router"]
+
+ELSEWHERE = (
+    "the extender verbs are not served on this port: they can bind pods, so the advisor answers them only on "
+    "its extender port (HTTPS) to a client certificate its CA signed (kube-scheduler's extender tlsConfig)"
+)
 
 
 def build_router(verbs: SchedulerVerbs | Advisor, lane: Lane | None = None) -> APIRouter:
@@ -49,6 +56,17 @@ def build_router(verbs: SchedulerVerbs | Advisor, lane: Lane | None = None) -> A
     @router.post("/scheduler/bind", tags=["scheduler extender"], **EXTENDER_DOCS)
     async def scheduler_bind(request: Request) -> Response:
         return await answer(request, "bind")
+
+    return router
+
+
+def elsewhere_router() -> APIRouter:
+    """The verbs' paths on a port that does not serve them: 404, and where they are (no body is read)."""
+    router = APIRouter()
+
+    @router.post("/scheduler/{verb}", include_in_schema=False)
+    async def elsewhere(verb: str) -> Response:
+        return Response(json.dumps({"detail": ELSEWHERE}), status_code=404, media_type="application/json")
 
     return router
 

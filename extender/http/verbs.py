@@ -9,11 +9,12 @@ judge nodes takes the judging lane (a worker thread when it is large).
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -24,6 +25,7 @@ from extender.cluster.dra_view import pod_through_claims
 from extender.errors import MalformedInput, validation_problems
 from extender.http.advisor import Advisor, pod_key
 from extender.http.approvals import chosen_by_filter, chosen_by_prioritize, refusal
+from extender.http.bind_guard import Approval, ApprovalLog, Refusal, constraints_refusal, pod_uid
 from extender.http.candidates import CandidateLists
 from extender.http.offloop import BIG_CALL_NODES, Lane
 from extender.http.pod_requests import PodRequests
@@ -70,6 +72,7 @@ class SchedulerVerbs:
         self.whole = WholeReplies()
         self.pods = PodRequests()
         self.candidates = CandidateLists()
+        self.approved = ApprovalLog()  # what this replica's answers approved: the bind verb binds only that
         advisor.standing_listeners.append(self.fragments.encode_ahead)
         metrics = advisor.metrics
         # Label children bound once: ``.labels()`` is a lock and a lookup on every call otherwise.
@@ -110,7 +113,7 @@ class SchedulerVerbs:
             counter.inc(n)
         self._ok["filter"].inc()
         self._seconds["filter"].observe(time.perf_counter() - started)
-        return (200, reply), functools.partial(self._assume, parsed[0], parsed[3], chosen)
+        return (200, reply), functools.partial(self._assume, parsed[0], parsed[3], chosen, None, reply)
 
     async def prioritize_then(self, body: bytes) -> tuple[Answer, Then]:
         """The prioritize answer, and what is left to do once it is sent."""
@@ -129,7 +132,7 @@ class SchedulerVerbs:
             return (200, _dumps([{"Host": name, "Score": 0} for name in names])), _nothing
         self._ok["prioritize"].inc()
         self._seconds["prioritize"].observe(time.perf_counter() - started)
-        return (200, reply), functools.partial(self._assume, parsed[0], parsed[3], chosen)
+        return (200, reply), functools.partial(self._assume, parsed[0], parsed[3], chosen, names)
 
     # -- parsing ------------------------------------------------------------------------------------
 
@@ -208,10 +211,25 @@ class SchedulerVerbs:
 
         return await self.lane.run_timed(("filter", pod), judge, big=len(names) > BIG_CALL_NODES)
 
-    def _assume(self, args: ExtenderArgs, pod: PodRequest, chosen: str | None) -> None:
-        """kube-scheduler binds the pod on ``chosen``: count it there until the watch shows where it went."""
+    def _assume(
+        self,
+        args: ExtenderArgs,
+        pod: PodRequest,
+        chosen: str | None,
+        candidates: list[str] | None = None,
+        filter_reply: bytes | None = None,
+    ) -> None:
+        """kube-scheduler binds the pod on ``chosen``: count it there until the watch shows where it went;
+        and the bind verb may bind it on any node this answer passed."""
         approvals = self.advisor.approvals
-        if approvals is None or chosen is None or not (pod.wants_gpu or pod.cpu_milli or pod.memory_mib):
+        if approvals is None:
+            return
+        spec = args.pod.get("spec")
+        at = self.advisor.clock()
+        self.approved.keep(
+            pod_uid(args.pod), Approval(spec if isinstance(spec, dict) else {}, at, chosen, candidates, filter_reply)
+        )
+        if chosen is None or not (pod.wants_gpu or pod.cpu_milli or pod.memory_mib):
             return
         try:
             approvals.claims.assume(args.pod, chosen)
@@ -254,25 +272,55 @@ class SchedulerVerbs:
             return 400, json.dumps({"detail": f"not an ExtenderBindingArgs body: {validation_problems(exc)}"}).encode()
         binding = Binding(args.pod_name, args.pod_namespace, args.pod_uid, args.node)
         try:
-            why = await self._bind(binding)
+            guarded = await self._guard(binding)
+            if isinstance(guarded, Refusal):
+                metrics.bind_refusals.labels(guarded.reason).inc()
+            why = guarded.message if isinstance(guarded, Refusal) else guarded or await self._bind(binding)
         except Exception as exc:  # fail closed, and say so: kube-scheduler places the pod again
             log.exception("bind failed")
-            why = f"gpu-advisor failed: {exc}"
-        outcome = "bound" if not why else "refused" if "no longer has room" in why else "failed"
+            guarded, why = None, f"gpu-advisor failed: {exc}"
+        refused = isinstance(guarded, Refusal) or "no longer has room" in why
+        outcome = "bound" if not why else "refused" if refused else "failed"
         self._bindings[outcome].inc()
         self._ok["bind"].inc()
         if why:
             log.info("bind %s/%s to %s refused: %s", binding.namespace, binding.name, binding.node, why)
         return 200, _dumps({"Error": why})
 
-    async def _bind(self, binding: Binding) -> str:
+    async def _guard(self, binding: Binding) -> Refusal | str | None:
+        """Why kube-scheduler would not make this binding (``bind_guard``); a plain string when the
+        advisor cannot bind at all; None: on to the binder."""
         advisor = self.advisor
         if _unsynced(advisor):
             return NOT_SYNCED
         approvals = advisor.approvals
         if approvals is None or approvals.binder is None:
             return f"gpu-advisor serves {advisor.state.source}: it has no API server to bind through"
-        return await approvals.binder.bind_on_loop(binding, lambda pod, node: refusal(advisor, pod, node))
+        approval = self.approved.get(binding.uid, advisor.clock())
+        if approval is not None:
+            spec = approval.spec
+        else:  # never approved here: read the pod, to say which rule it breaks
+            read = await asyncio.to_thread(approvals.binder.read_pod, binding)
+            if isinstance(read, str):
+                return Refusal("pod-unknown", read)
+            found = read.get("spec")
+            spec = found if isinstance(found, Mapping) else {}
+        node = advisor.state.node(binding.node)
+        refused = constraints_refusal(spec, binding.node, node, advisor.bind_schedulers)
+        if refused is None and (approval is None or not approval.covers(binding.node)):
+            refused = Refusal(
+                "not-approved",
+                f"no filter or prioritize answer of this replica passed {binding.namespace}/{binding.name} on "
+                f"{binding.node} in the last {self.approved.window_s:.0f} s; placed again",
+            )
+        if refused is not None:
+            refused = Refusal(refused.reason, f"refused to bind {binding.namespace}/{binding.name}: {refused.message}")
+        return refused
+
+    async def _bind(self, binding: Binding) -> str:
+        advisor = self.advisor
+        assert advisor.approvals is not None and advisor.approvals.binder is not None  # checked by _guard
+        return await advisor.approvals.binder.bind_on_loop(binding, lambda pod, node: refusal(advisor, pod, node))
 
 
 Counts = tuple[int, ...]

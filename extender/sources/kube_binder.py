@@ -161,12 +161,18 @@ class KubeBinder:
         claim = self.model.assumed.get(binding.uid)
         if claim is not None:
             return {**claim.pod, "spec": {**claim.pod["spec"], "nodeName": ""}}
+        return self.read_pod(binding)
+
+    def read_pod(self, binding: Binding) -> Mapping[str, Any] | str:
+        """The Pod object from the API server; why not, when it cannot be read or is another pod now."""
         try:
             resp = self.api.read_namespaced_pod(
                 binding.name, binding.namespace, _preload_content=False, _request_timeout=_TIMEOUT_S
             )
             pod: dict[str, Any] = json.loads(resp.data)
         except ApiException as exc:
+            if exc.status == 404:
+                return f"pod {binding.namespace}/{binding.name} does not exist"
             return f"reading pod {binding.namespace}/{binding.name} failed: {exc.status} {exc.reason}"
         except Exception as exc:
             return f"reading pod {binding.namespace}/{binding.name} failed: {exc}"

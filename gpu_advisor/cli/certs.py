@@ -1,4 +1,5 @@
-"""``gpu-advisor certs create|check|inject|ensure``: TLS for the admission webhook.
+"""``gpu-advisor certs create|check|inject|ensure``: TLS for the admission webhooks and the extender port
+(a serving pair for the Service, and kube-scheduler's client pair, from one CA).
 
 ``create`` and ``inject`` are the by-hand path (files, then the caBundle); ``ensure`` is what the
 install's Job and CronJob run (a Secret, renewed when due, and the caBundle); ``check`` says when the
@@ -29,6 +30,7 @@ def _create(args: argparse.Namespace) -> int:
         raise CliError(f"cannot write certificates to {args.out}: {exc}") from None
     names = ", ".join(service_dns_names(args.service, args.namespace))
     print(f"wrote {files.ca_cert}, {files.cert}, {files.key} for {names}")
+    print(f"wrote {files.client_cert}, {files.client_key} for kube-scheduler (its extender tlsConfig)")
     return 0
 
 
@@ -38,7 +40,9 @@ def _check(args: argparse.Namespace) -> int:
     now = dt.datetime.now(dt.UTC)
     within = dt.timedelta(days=args.within)
     due = False
-    for name in ("ca.crt", "tls.crt"):
+    # kube-scheduler's client pair, where the directory has one (written by `create` since it was added).
+    client = ("scheduler.crt",) if (Path(args.dir) / "scheduler.crt").exists() else ()
+    for name in ("ca.crt", "tls.crt", *client):
         path = Path(args.dir) / name
         try:
             expiry = read_expiry(name, path.read_bytes())
@@ -102,9 +106,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     certs = commands.add_parser("certs", help="TLS for the admission webhook").add_subparsers(
         dest="certs_command", required=True, metavar="SUBCOMMAND"
     )
-    create = certs.add_parser("create", help="a CA and a serving certificate for the webhook Service")
+    create = certs.add_parser(
+        "create", help="a CA, a serving certificate for the Service and kube-scheduler's client certificate"
+    )
     _service_options(create)
-    create.add_argument("--out", required=True, metavar="DIR", help="where to write ca.crt, tls.crt, tls.key")
+    create.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="where to write ca.crt, tls.crt, tls.key, scheduler.crt, scheduler.key",
+    )
     create.add_argument("--reuse-ca", action="store_true", help="renew the serving pair with the CA already in DIR")
     create.add_argument("--force", action="store_true", help="replace a CA already in DIR (re-inject the caBundle)")
     create.set_defaults(handler=_create)

@@ -56,7 +56,11 @@ __all__ = [
     "scheduler_config",
 ]
 
-DEFAULT_URL = "http://gpu-advisor.gpu-advisor.svc:8080/scheduler"
+DEFAULT_URL = "https://gpu-advisor.gpu-advisor.svc:8444/scheduler"
+# Where kube-scheduler finds its client pair and the advisor's CA (``certs create`` names them so; the
+# manifests mount the Secret's keys under the same names).
+DEFAULT_CLIENT_DIR = "/etc/gpu-advisor-client"
+DEFAULT_SERVER_NAME = "gpu-advisor.gpu-advisor.svc"  # the serving certificate names the Service
 MAX_NODE_SCORE = 100  # framework.MaxNodeScore
 MAX_EXTENDER_PRIORITY = 10  # extenderv1.MaxExtenderPriority
 
@@ -108,7 +112,8 @@ _TEMPLATE = """\
 #    NodeResourcesBalancedAllocation is off, and PodTopologySpread adds no system default spreading
 #    (constraints a pod declares still hold).
 # To add the advisor to an existing profile instead, copy its percentageOfNodesToScore, plugins and
-# pluginConfig there, and the extenders entry: then every pod of that profile is asked about.
+# pluginConfig there, the extenders entry (with the client certificate files its tlsConfig names), and the
+# top-level podMaxBackoffSeconds and clientConnection: then every pod of that profile is asked about.
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 podMaxBackoffSeconds: 5  # a pod that waited for the advisor is retried within 5 s of its return
@@ -143,8 +148,7 @@ extenders:
     filterVerb: filter
     prioritizeVerb: prioritize
 {bind_line}    weight: {weight}
-    enableHTTPS: false
-    nodeCacheCapable: true  # names in, names out: the advisor keeps its own model of every node
+{tls_lines}    nodeCacheCapable: true  # names in, names out: the advisor keeps its own model of every node
 {ignorable_line}
     httpTimeout: 2s
 """
@@ -170,8 +174,28 @@ _LISTED = (
 )
 
 
-def scheduler_config(url: str = DEFAULT_URL, weight: int = DEFAULT_WEIGHT, managed: bool = False) -> str:
+_TLS = """\
+    # Only kube-scheduler may call the verbs (they bind pods): HTTPS, the advisor checked against its CA,
+    # and kube-scheduler's client certificate, which the advisor requires (re-read on each new connection).
+    enableHTTPS: true
+    tlsConfig:
+      serverName: {server_name}
+      caFile: {client_dir}/ca.crt
+      certFile: {client_dir}/scheduler.crt
+      keyFile: {client_dir}/scheduler.key
+"""
+_PLAIN = "    enableHTTPS: false  # plain HTTP: the advisor must run with --insecure-scheduler-verbs\n"
+
+
+def scheduler_config(
+    url: str = DEFAULT_URL,
+    weight: int = DEFAULT_WEIGHT,
+    managed: bool = False,
+    client_dir: str = DEFAULT_CLIENT_DIR,
+    server_name: str = DEFAULT_SERVER_NAME,
+) -> str:
     disabled = "\n".join(f"          - name: {name}" for name in OFF_IN_PROFILE)
+    plain = url.startswith("http://")
     most = sum(ENABLED.values()) * MAX_NODE_SCORE
     text = _TEMPLATE.format(
         url=url,
@@ -183,6 +207,7 @@ def scheduler_config(url: str = DEFAULT_URL, weight: int = DEFAULT_WEIGHT, manag
         outage_note=_OUTAGE_PROCEEDS if managed else _OUTAGE_WAITS,
         bind_line="" if managed else _BIND,
         ignorable_line=_PROCEEDS if managed else _WAITS,
+        tls_lines=_PLAIN if plain else _TLS.format(server_name=server_name, client_dir=client_dir.rstrip("/")),
     )
     if managed:
         text += "    managedResources:\n"
@@ -191,7 +216,7 @@ def scheduler_config(url: str = DEFAULT_URL, weight: int = DEFAULT_WEIGHT, manag
 
 
 def _print(args: argparse.Namespace) -> int:
-    print(scheduler_config(args.url, args.weight, args.managed_resources), end="")
+    print(scheduler_config(args.url, args.weight, args.managed_resources, args.client_dir, args.server_name), end="")
     return 0
 
 
@@ -211,6 +236,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     url_help = f"the advisor's /scheduler URL prefix (default {DEFAULT_URL})"
     config.add_argument("--url", default=DEFAULT_URL, help=url_help)
+    config.add_argument(
+        "--client-dir",
+        default=DEFAULT_CLIENT_DIR,
+        metavar="DIR",
+        help=f"where kube-scheduler reads ca.crt, scheduler.crt and scheduler.key (`certs create` writes them; "
+        f"default {DEFAULT_CLIENT_DIR}, where the manifests mount them)",
+    )
+    config.add_argument(
+        "--server-name",
+        default=DEFAULT_SERVER_NAME,
+        help=f"the name the advisor's serving certificate is checked against, whatever host --url names "
+        f"(default {DEFAULT_SERVER_NAME})",
+    )
     weight_help = (
         f"the extender's weight (default {DEFAULT_WEIGHT}: one wire point outweighs every enabled score plugin;"
         " lower lets kube-scheduler's own plugins overrule the advisor)"

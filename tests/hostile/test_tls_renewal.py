@@ -66,8 +66,10 @@ def test_keys_are_0600_and_the_directory_0700(tmp_path: Path) -> None:
     files = create_certs("svc", "ns", tmp_path / "certs")
     assert (tmp_path / "certs").stat().st_mode & 0o777 == 0o700
     assert files.key.stat().st_mode & 0o777 == 0o600 and files.ca_key.stat().st_mode & 0o777 == 0o600
-    assert files.cert.stat().st_mode & 0o777 == 0o644
-    assert sorted(p.name for p in (tmp_path / "certs").iterdir()) == ["ca.crt", "ca.key", "tls.crt", "tls.key"]
+    assert files.client_key.stat().st_mode & 0o777 == 0o600
+    assert files.cert.stat().st_mode & 0o777 == 0o644 and files.client_cert.stat().st_mode & 0o777 == 0o644
+    written = sorted(p.name for p in (tmp_path / "certs").iterdir())
+    assert written == ["ca.crt", "ca.key", "scheduler.crt", "scheduler.key", "tls.crt", "tls.key"]
 
 
 def test_an_existing_output_directory_is_tightened_to_0700(tmp_path: Path) -> None:

@@ -239,6 +239,7 @@ def test_the_captured_bind_body_is_read_as_kube_scheduler_sent_it(fake: FakeApiS
     fake.put("pods", pod)
     advisor, source = replica(fake)
     with TestClient(create_app(advisor)) as app:
+        assert passed(app, pod, [captured["Node"]]) == [captured["Node"]]  # kube-scheduler filters first
         reply = app.post("/scheduler/bind", json=captured)
     assert reply.status_code == 200 and reply.json() == {"Error": ""}
     assert fake.bindings == [(f"{captured['PodNamespace']}/{captured['PodName']}", captured["Node"])]
@@ -248,16 +249,21 @@ def test_the_captured_bind_body_is_read_as_kube_scheduler_sent_it(fake: FakeApiS
 def test_the_bind_verb_records_each_shares_gpu_so_bind_order_decides_the_packing(fake: FakeApiServer) -> None:
     """Two T4s. Best fit in bind order: 400 → GPU 0 (600 left), 400 → GPU 0 (200), 600 → GPU 1 (400); the
     second 600 has no GPU, whatever order the names sort in. Each bound share carries its GPU index, so no
-    replica re-packs them in another order (by name, when bindings land in the same second)."""
+    replica re-packs them in another order (by name, when bindings land in the same second). Each pod is
+    filtered first with two candidates (no pick: nothing assumed, both nodes approved), as kube-scheduler's
+    cycle does before it binds."""
     fake.put("nodes", replay_node_object("t4-pair", "T4", 64_000, 262_144, 2))
     shapes = {"c": 400, "d": 400, "a": 600, "b": 600}
     pods = {}
     for name, milli in shapes.items():
         pods[name] = replay_pod_object(PodShape(2000, 4096, 1, milli), name)
         pods[name]["metadata"]["uid"] = f"uid-{name}"
+        pods[name]["spec"]["schedulerName"] = "gpu-advisor"
         fake.put("pods", pods[name])
     advisor, source = replica(fake)
     with TestClient(create_app(advisor)) as app:
+        for name in shapes:
+            assert passed(app, pods[name], ["t4-pair", "t4-a"]) == ["t4-pair", "t4-a"]
         answers = {name: bind(app, pods[name], "t4-pair") for name in shapes}
     assert answers["c"] == answers["d"] == answers["a"] == ""
     assert "no longer has room" in answers["b"]

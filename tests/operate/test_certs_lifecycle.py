@@ -84,8 +84,14 @@ def stored(now: dt.datetime, service: str = "gpu-advisor") -> dict[str, bytes]:
         (None, "gpu-advisor", True, False, "created a CA and a serving certificate"),
         (NOW - dt.timedelta(days=10), "gpu-advisor", False, True, "nothing due: tls.crt"),
         # 365 - 340 = 25 days left, inside the 30-day window: the serving pair is renewed, the CA kept
-        (NOW - dt.timedelta(days=340), "gpu-advisor", True, True, "renewed the serving certificate: "),
-        (NOW - dt.timedelta(days=10), "other-name", True, True, "renewed the serving certificate: the serving"),
+        (NOW - dt.timedelta(days=340), "gpu-advisor", True, True, "renewed the serving and client certificates: "),
+        (
+            NOW - dt.timedelta(days=10),
+            "other-name",
+            True,
+            True,
+            "renewed the serving and client certificates: the serving",
+        ),
         # 1825 - 1800 = 25 days left on the CA itself: a new CA
         (NOW - dt.timedelta(days=1800), "gpu-advisor", True, False, "replaced the CA, which is due"),
     ],
