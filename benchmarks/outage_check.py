@@ -11,8 +11,11 @@ and scheduled the way kube-scheduler v1.36 runs the printed profile (``gpu-advis
   backoff (1, 2, 4 … s, at most ``podMaxBackoffSeconds`` 5);
 - binding runs asynchronously, several at once, through the bind verb; a refused binding sends the pod
   back to backoff;
-- calls go through a Service: round robin over the replicas that are up and ready (as kube-proxy routes
-  to ready endpoints), so consecutive calls of one pod may reach different replicas.
+- calls go through a Service to the replicas' extender ports (HTTPS, kube-scheduler's client certificate):
+  to the replicas that are up and ready (as kube-proxy routes to ready endpoints), one kept while it is
+  ready (the manifests' ``sessionAffinity: ClientIP``), or with ``--round-robin`` call by call, so that
+  consecutive calls of one pod may reach different replicas (a binding a replica did not approve is then
+  refused, and the pod placed again).
 
 Then, after ``--outage-at`` of the pods are bound: ``kill`` SIGKILLs one replica and starts it again
 ``--down`` seconds later; ``kill-all`` does that to every replica (the single-advisor check); ``roll``
@@ -47,6 +50,7 @@ import yaml
 from benchmarks.outage_model import Counted, overcommitted_nodes, unallocated_percent
 from benchmarks.outage_replicas import Replica, Service, kubeconfig, roll, wait_for
 from tests.fakes.apiserver import FakeApiServer
+from webhook.certs import create_certs
 
 MAX_BACKOFF_S = 5.0  # the printed profile's podMaxBackoffSeconds
 
@@ -69,6 +73,7 @@ class Scheduler:
         self.binding = ThreadPoolExecutor(16)
         self.bound_at: dict[str, float] = {}
         self.waited: set[str] = set()  # pods with an attempt failed because no advisor answered
+        self.refused: dict[str, int] = {}  # bindings refused as kube-scheduler would not make them, by reason
         self.lock = threading.Lock()
         self.in_flight = 0
 
@@ -147,6 +152,10 @@ class Scheduler:
             if reply is not None and not reply.get("Error"):
                 self.bound_at[_key(item.pod)] = time.monotonic()
             else:
+                if reply is not None and str(reply["Error"]).startswith("refused to bind"):
+                    why = "not-approved" if "no filter or prioritize answer" in reply["Error"] else "constraints"
+                    with self.lock:
+                        self.refused[why] = self.refused.get(why, 0) + 1
                 self._retry(item, away=reply is None or "not synced" in str(reply.get("Error")))
         finally:
             with self.lock:
@@ -179,7 +188,15 @@ def load_sample(sample: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     return [replay_node_object(n.name, n.model, n.cpu_milli, n.memory_mib, n.gpu_count) for n in specs], pods
 
 
-def run(sample: Path, replicas: int, mode: str, outage_at: float, down_s: float, rate: float = 30.0) -> dict[str, Any]:
+def run(
+    sample: Path,
+    replicas: int,
+    mode: str,
+    outage_at: float,
+    down_s: float,
+    rate: float = 30.0,
+    round_robin: bool = False,
+) -> dict[str, Any]:
     nodes, pods = load_sample(sample)
     with FakeApiServer() as fake, tempfile.TemporaryDirectory() as tmp:
         for node in nodes:
@@ -189,11 +206,12 @@ def run(sample: Path, replicas: int, mode: str, outage_at: float, down_s: float,
             fake.put("pods", pod)
         config = Path(tmp) / "kubeconfig"
         config.write_text(json.dumps(kubeconfig(fake.url)))
-        group = [Replica(str(config), drain_s=1.0) for _ in range(replicas)]
+        certs = create_certs("gpu-advisor", "gpu-advisor", Path(tmp) / "tls")
+        group = [Replica(str(config), 1.0, certs) for _ in range(replicas)]
         for replica in group:
             replica.start()
         wait_for(lambda: all(r.ready() for r in group), 60)
-        service = Service(group)
+        service = Service(group, sticky=not round_robin)
         scheduler = Scheduler(service, fake, [n["metadata"]["name"] for n in nodes])
         window: dict[str, float] = {}
         over = threading.Event()
@@ -222,6 +240,7 @@ def run(sample: Path, replicas: int, mode: str, outage_at: float, down_s: float,
         "pods_that_waited": len(scheduler.waited),
         "longest_wait_after_back_s": round(max(waits), 2) if waits else None,
         "failed_calls": service.failed_calls,
+        "bindings_refused": scheduler.refused,
         "unallocated_percent": round(unallocated_percent(counted), 2),
         "seconds": round(time.monotonic() - started, 1),
         "outage_completed": mode == "none" or "back" in window,
@@ -278,10 +297,14 @@ def main() -> int:
     parser.add_argument(
         "--rate", type=float, default=30.0, help="pods created a second (0: one at a time, each once the last is done)"
     )
+    parser.add_argument(
+        "--round-robin", action="store_true", help="the Service alternates replicas call by call (no session affinity)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     for mode in ("none", args.mode):
-        print(json.dumps(run(args.sample, args.replicas, mode, args.outage_at, args.down, args.rate)))
+        found = run(args.sample, args.replicas, mode, args.outage_at, args.down, args.rate, args.round_robin)
+        print(json.dumps(found))
     return 0
 
 

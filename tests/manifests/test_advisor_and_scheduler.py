@@ -14,11 +14,12 @@ def test_the_scheduler_profile_calls_the_advisor_service_on_routes_that_exist(re
     assert config["kind"] == "KubeSchedulerConfiguration" and config["profiles"][0]["schedulerName"] == "gpu-advisor"
     (extender,) = config["extenders"]
     service = find(rendered, "Service", "gpu-advisor")
-    port = service["spec"]["ports"][0]["port"]
-    assert (
-        extender["urlPrefix"]
-        == f"http://{service['metadata']['name']}.{service['metadata']['namespace']}.svc:{port}/scheduler"
-    )
+    (port,) = [p["port"] for p in service["spec"]["ports"] if p["name"] == "extender"]
+    name = f"{service['metadata']['name']}.{service['metadata']['namespace']}.svc"
+    assert extender["urlPrefix"] == f"https://{name}:{port}/scheduler"
+    # Over HTTPS with kube-scheduler's client certificate, the advisor's checked for the Service's name.
+    assert extender["enableHTTPS"] is True and extender["tlsConfig"]["serverName"] == name
+    assert service["spec"]["sessionAffinity"] == "ClientIP"  # one pod's calls reach one replica
     assert extender["filterVerb"] == "filter" and extender["prioritizeVerb"] == "prioritize"
     # Pods kube-scheduler cannot count (GPU shares) wait while the advisor is away, and the advisor binds,
     # re-checking the room, on the same Service.

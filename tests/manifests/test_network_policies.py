@@ -55,9 +55,15 @@ def test_every_port_a_policy_names_is_a_port_its_pods_serve(rendered: list[Doc])
 @pytest.mark.parametrize(
     ("source", "target", "port", "expected"),
     [
-        # The advisor's plain port: the extender calls, /metrics, and /v1/* (which lists GPU pods and UUIDs).
-        (SCHEDULER, ADVISOR, "http", True),
-        (KUBE_SCHEDULER, ADVISOR, "http", True),
+        # The extender port (HTTPS, a client certificate besides): the schedulers only.
+        (SCHEDULER, ADVISOR, "extender", True),
+        (KUBE_SCHEDULER, ADVISOR, "extender", True),
+        (PROMETHEUS, ADVISOR, "extender", False),
+        (ANY_POD, ADVISOR, "extender", False),
+        (FAKE_SCHEDULER, ADVISOR, "extender", False),
+        # The advisor's plain port: /metrics, and /v1/* (which lists GPU pods and UUIDs); no extender verb.
+        (SCHEDULER, ADVISOR, "http", False),
+        (KUBE_SCHEDULER, ADVISOR, "http", False),
         (PROMETHEUS, ADVISOR, "http", True),
         (ANY_POD, ADVISOR, "http", False),
         (FAKE_PROMETHEUS, ADVISOR, "http", False),
@@ -88,7 +94,7 @@ def test_the_scheduler_reaches_the_extender_on_the_port_its_config_calls(rendere
     service = find(rendered, "Service", "gpu-advisor")
     (service_port,) = [p for p in service["spec"]["ports"] if p["port"] == url.port]
     target_port = service_port["targetPort"]
-    assert container_ports(rendered, ADVISOR)[target_port] == 8080
+    assert container_ports(rendered, ADVISOR)[target_port] == 8444
     assert allowed(rendered, SCHEDULER, ADVISOR, target_port)
     assert not allowed(rendered, ANY_POD, ADVISOR, target_port)
 
@@ -132,20 +138,20 @@ def with_component(tmp_path: Path, component: str, cidr: str) -> list[Doc]:
 
 
 def test_a_host_network_scheduler_is_refused_by_default(rendered: list[Doc]) -> None:
-    assert not allowed(rendered, HOST_SCHEDULER, ADVISOR, "http")
-    assert not allowed(chart(), HOST_SCHEDULER, ADVISOR, "http")
+    assert not allowed(rendered, HOST_SCHEDULER, ADVISOR, "extender")
+    assert not allowed(chart(), HOST_SCHEDULER, ADVISOR, "extender")
 
 
 def test_the_chart_admits_a_host_network_scheduler_by_its_nodes_cidr() -> None:
     docs = chart({"scheduler": {"enabled": False, "hostNetworkCidrs": ["10.0.0.0/24"]}})
-    assert allowed(docs, HOST_SCHEDULER, ADVISOR, "http")
-    assert not allowed(docs, ELSEWHERE, ADVISOR, "http")
-    assert allowed(docs, KUBE_SCHEDULER, ADVISOR, "http"), "the selectors stay"
-    assert not allowed(docs, ANY_POD, ADVISOR, "http"), "the CIDR admits addresses, not every pod"
+    assert allowed(docs, HOST_SCHEDULER, ADVISOR, "extender")
+    assert not allowed(docs, ELSEWHERE, ADVISOR, "extender")
+    assert allowed(docs, KUBE_SCHEDULER, ADVISOR, "extender"), "the selectors stay"
+    assert not allowed(docs, ANY_POD, ADVISOR, "extender"), "the CIDR admits addresses, not every pod"
 
 
 def test_the_kustomize_component_admits_the_same_as_the_chart_value(tmp_path: Path) -> None:
     docs = with_component(tmp_path, "host-network-scheduler", "10.0.0.0/24")
-    assert allowed(docs, HOST_SCHEDULER, ADVISOR, "http") and not allowed(docs, ELSEWHERE, ADVISOR, "http")
+    assert allowed(docs, HOST_SCHEDULER, ADVISOR, "extender") and not allowed(docs, ELSEWHERE, ADVISOR, "extender")
     chart_policy = find(chart({"scheduler": {"hostNetworkCidrs": ["10.0.0.0/24"]}}), "NetworkPolicy", "gpu-advisor")
     assert find(docs, "NetworkPolicy", "gpu-advisor")["spec"] == chart_policy["spec"]

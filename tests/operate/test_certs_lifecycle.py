@@ -51,10 +51,11 @@ def test_check_reports_each_expiry_and_passes_while_none_is_due(
 ) -> None:
     create_certs("gpu-advisor", "gpu-advisor", tmp_path)
     assert main(["certs", "check", str(tmp_path)]) == 0
-    ca, tls = capsys.readouterr().out.splitlines()
-    # CA 5 × 365 = 1825 days, serving 365 days, both counted from a moment ago: a day short of each.
+    ca, tls, client = capsys.readouterr().out.splitlines()
+    # CA 5 × 365 = 1825 days, serving and client 365 days, all counted from a moment ago: a day short of each.
     assert ca.startswith("ca.crt  CN=gpu-advisor CA (gpu-advisor)  expires ") and ca.endswith("(in 1824 days)")
     assert tls.startswith("tls.crt  CN=gpu-advisor.gpu-advisor.svc  expires ") and tls.endswith("(in 364 days)")
+    assert client.startswith("scheduler.crt  CN=gpu-advisor-scheduler  expires ") and client.endswith("(in 364 days)")
 
 
 def test_check_exits_1_inside_the_renewal_window_and_says_how_to_renew(
@@ -73,9 +74,12 @@ def test_check_says_expired(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "(EXPIRED 35 days ago)" in capsys.readouterr().out  # 400 - 365 = 35
 
 
-def stored(now: dt.datetime, service: str = "gpu-advisor") -> dict[str, bytes]:
+def stored(now: dt.datetime, service: str = "gpu-advisor", client: bool = True) -> dict[str, bytes]:
+    """A Secret's PEMs as a run at ``now`` left them; ``client=False``: as a release before kube-scheduler's
+    client certificate left them (an upgrade)."""
     pems = issue(service, "gpu-advisor", None, now)
-    return {"ca_cert": pems.ca_cert, "ca_key": pems.ca_key, "cert": pems.cert, "key": pems.key}
+    found = {"ca_cert": pems.ca_cert, "ca_key": pems.ca_key, "cert": pems.cert, "key": pems.key}
+    return found | ({"client_cert": pems.client_cert, "client_key": pems.client_key} if client else {})
 
 
 @pytest.mark.parametrize(
@@ -144,7 +148,7 @@ def test_ensure_creates_the_secret_then_leaves_it_alone_and_always_injects_the_c
         webhook_configs(fake)
         assert ensure(tmp_path, fake) == 0
         assert fake.documents[SECRET]["type"] == "kubernetes.io/tls"
-        assert sorted(secret_data(fake)) == ["ca.crt", "ca.key", "tls.crt", "tls.key"]
+        assert sorted(secret_data(fake)) == ["ca.crt", "ca.key", "scheduler.crt", "scheduler.key", "tls.crt", "tls.key"]
         assert bundles(fake) == {secret_data(fake)["ca.crt"]}, "the caBundle is the Secret's CA"
         first = dict(secret_data(fake))
         for doc in fake.documents.values():  # a re-applied configuration loses its caBundle
@@ -189,3 +193,16 @@ def test_ensure_without_webhook_configurations_fails_in_one_line(
         assert ensure(tmp_path, fake) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line.endswith("but no Mutating or Validating webhook configuration is named gpu-advisor")
+
+
+def test_an_upgraded_secret_without_kube_schedulers_client_pair_gets_one_from_the_same_ca() -> None:
+    before = stored(NOW - dt.timedelta(days=10), client=False)
+    decided = plan(before, "gpu-advisor", "gpu-advisor", NOW)
+    assert decided.changed and decided.why == (
+        "renewed the serving and client certificates: no client certificate for kube-scheduler"
+    )
+    assert decided.pems.ca_cert == before["ca_cert"]  # every injected caBundle stays valid
+    client = x509.load_pem_x509_certificate(decided.pems.client_cert)
+    client.verify_directly_issued_by(x509.load_pem_x509_certificate(decided.pems.ca_cert))
+    usage = client.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert list(usage) == [x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]

@@ -173,10 +173,23 @@ def test_built_in_certificates_run_at_install_and_upgrade_and_renew_daily() -> N
     ]
 
 
-def test_the_advisor_mounts_only_the_serving_pair_never_the_ca_key() -> None:
+def test_the_advisor_mounts_only_the_serving_pair_and_the_ca_certificate_never_the_ca_key() -> None:
     for docs in (render(), kustomize()):
         volume = one(docs, "Deployment", "gpu-advisor")["spec"]["template"]["spec"]["volumes"][0]
-        assert [item["key"] for item in volume["secret"]["items"]] == ["tls.crt", "tls.key"]
+        assert [item["key"] for item in volume["secret"]["items"]] == ["tls.crt", "tls.key", "ca.crt"]
+
+
+@pytest.mark.parametrize("mode", ["job", "cert-manager"])
+def test_kube_scheduler_mounts_its_client_pair_where_its_extender_tls_config_reads_it(mode: str) -> None:
+    docs = render({"certificates": {"mode": mode}})
+    spec = one(docs, "Deployment", "gpu-advisor-scheduler")["spec"]["template"]["spec"]
+    (volume,) = [v for v in spec["volumes"] if v["name"] == "advisor-client"]
+    (mount,) = [m for m in spec["containers"][0]["volumeMounts"] if m["name"] == "advisor-client"]
+    config = yaml.safe_load(one(docs, "ConfigMap", "gpu-advisor-scheduler-config")["data"]["config.yaml"])
+    tls = config["extenders"][0]["tlsConfig"]
+    files = {f"{mount['mountPath']}/{item['path']}" for item in volume["secret"]["items"]}
+    assert {tls["caFile"], tls["certFile"], tls["keyFile"]} == files
+    assert "ca.key" not in {item["key"] for item in volume["secret"]["items"]}
 
 
 def selector(docs: list[Doc], kind: str, hook: str) -> dict[str, Any]:
