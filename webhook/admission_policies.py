@@ -67,6 +67,10 @@ def _not_off(label: str) -> Doc:
     return {"key": label, "operator": "NotIn", "values": ["off"]}
 
 
+def _doc(kind: str, name: str, spec: Doc) -> Doc:
+    return {"apiVersion": _API, "kind": kind, "metadata": {"name": name}, "spec": spec}
+
+
 def routing_policy(
     scheduler: str = ADVISOR_PROFILE, label: str = ROUTING_LABEL, excluded: Sequence[str] = EXCLUDED_NAMESPACES
 ) -> list[Doc]:
@@ -92,9 +96,9 @@ def routing_policy(
     }
     binding = {"policyName": ROUTING_POLICY}
     return [
-        {"apiVersion": _API, "kind": "MutatingAdmissionPolicy", "metadata": {"name": ROUTING_POLICY}, "spec": spec},
-        {"apiVersion": _API, "kind": "MutatingAdmissionPolicyBinding", "metadata": {"name": ROUTING_POLICY}, "spec": binding},
-    ]  # fmt: skip
+        _doc("MutatingAdmissionPolicy", ROUTING_POLICY, spec),
+        _doc("MutatingAdmissionPolicyBinding", ROUTING_POLICY, binding),
+    ]
 
 
 _SCHEDULER = (
@@ -136,9 +140,9 @@ def safety_net(
     }  # fmt: skip
     binding = {"policyName": SAFETY_NET, "validationActions": list(actions)}
     return [
-        {"apiVersion": _API, "kind": "ValidatingAdmissionPolicy", "metadata": {"name": SAFETY_NET}, "spec": spec},
-        {"apiVersion": _API, "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": SAFETY_NET}, "spec": binding},
-    ]  # fmt: skip
+        _doc("ValidatingAdmissionPolicy", SAFETY_NET, spec),
+        _doc("ValidatingAdmissionPolicyBinding", SAFETY_NET, binding),
+    ]
 
 
 def policies() -> list[Doc]:

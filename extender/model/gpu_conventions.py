@@ -38,8 +38,8 @@ from extender.model.pods import MIG_PREFIX
 
 __all__ = [
     "CONVENTIONS",
-    "POD_OR_TEMPLATE",
     "DEFAULT_SCHEDULER",
+    "POD_OR_TEMPLATE",
     "Convention",
     "advisor_only",
     "asked_conventions",
