@@ -24,7 +24,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from extender.model.gpu_conventions import POD_OR_TEMPLATE, cel_asks, cel_chose_no_scheduler
+from extender.model.gpu_conventions import (
+    ADVISOR_PROFILE,
+    COUNTING_SCHEDULERS,
+    POD_OR_TEMPLATE,
+    cel_asks,
+    cel_chose_no_scheduler,
+)
 
 __all__ = [
     "ADVISOR_PROFILE",
@@ -40,10 +46,6 @@ __all__ = [
     "webhook_match_conditions",
 ]
 
-ADVISOR_PROFILE = "gpu-advisor"
-# Schedulers that count an annotation or memory share: the advisor's profile, and HAMi's own (its webhook
-# writes this name into the pods whose shares it counts).
-COUNTING_SCHEDULERS = (ADVISOR_PROFILE, "hami-scheduler")
 ROUTING_LABEL = "gpu-advisor.io/routing"  # "off" on a namespace or a pod: never routed
 EXCLUDED_NAMESPACES = ("kube-system", "gpu-advisor")  # as the webhooks: the control plane and the advisor's own
 ROUTING_POLICY = "gpu-advisor-routing"

@@ -37,7 +37,9 @@ from extender.model.gpu_share import ALIBABA_COUNT, ALIBABA_MILLI, ALIYUN_MEMORY
 from extender.model.pods import MIG_PREFIX
 
 __all__ = [
+    "ADVISOR_PROFILE",
     "CONVENTIONS",
+    "COUNTING_SCHEDULERS",
     "DEFAULT_SCHEDULER",
     "POD_OR_TEMPLATE",
     "Convention",
@@ -47,9 +49,14 @@ __all__ = [
     "cel_chose_no_scheduler",
     "chose_no_scheduler",
     "is_gpu_pod",
+    "scheduler_of",
 ]
 
 DEFAULT_SCHEDULER = "default-scheduler"  # what the API server writes into a pod that names none
+ADVISOR_PROFILE = "gpu-advisor"  # the profile `gpu-advisor scheduler-config` prints
+# Schedulers that count an annotation or memory share: the advisor's profile, and HAMi's own (its webhook
+# writes this name into the pods whose shares it counts).
+COUNTING_SCHEDULERS = (ADVISOR_PROFILE, "hami-scheduler")
 _NOTHING = ("", "0")  # an annotation share of these values asks no GPU
 
 
@@ -113,6 +120,11 @@ def is_gpu_pod(pod: Mapping[str, Any]) -> bool:
 def advisor_only(pod: Mapping[str, Any]) -> bool:
     """True when the pod asks a GPU share kube-scheduler cannot count (HAMi, Aliyun, Alibaba)."""
     return any(c.name in asked_conventions(pod) for c in _ADVISOR_ONLY)
+
+
+def scheduler_of(pod: Mapping[str, Any]) -> str:
+    """The scheduler that places the pod: its schedulerName, or the default one."""
+    return str(_mapping(pod.get("spec")).get("schedulerName") or DEFAULT_SCHEDULER)
 
 
 def chose_no_scheduler(pod: Mapping[str, Any]) -> bool:
