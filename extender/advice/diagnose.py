@@ -1,5 +1,8 @@
-"""Why is my GPU pod pending (or slow)? Five steps, in the order that avoids buying GPUs that fix nothing:
+"""Why is my GPU pod pending (or slow)? Five steps, in the order that avoids buying GPUs that fix nothing,
+after one that comes first when it applies:
 
+0. scheduler   — a share only the advisor counts, on a scheduler that cannot count it (``diagnose_scheduler``):
+                 the fix is its schedulerName, not GPUs.
 1. allocation  — does any node have enough free ``nvidia.com/gpu`` (MIG slices, or for a share of a GPU
                  free milli on the nodes sharing GPUs its way: ``diagnose_shares``) at all?
 2. memory      — the GPUs it would get: is their memory already taken (a leftover process, a tenant
@@ -22,6 +25,7 @@ from typing import Any, Literal
 
 from extender.advice.diagnose_application import IDLE_SM, application_step, sm_pattern
 from extender.advice.diagnose_hold import hold_finding
+from extender.advice.diagnose_scheduler import scheduler_finding
 from extender.advice.diagnose_shares import Judged, share_room
 from extender.cluster.selectors import node_admits
 from extender.cluster.state import NodeState
@@ -36,7 +40,7 @@ from extender.scoring.workload import NO_MIX, Mix
 
 __all__ = ["Diagnosis", "Step", "diagnose", "sm_pattern"]
 
-StepName = Literal["allocation", "memory", "placement", "hold", "application"]
+StepName = Literal["scheduler", "allocation", "memory", "placement", "hold", "application"]
 FULL_MEMORY = 0.9  # VRAM share above which a GPU counts as full
 
 
@@ -112,6 +116,7 @@ def diagnose(
     phase = str((pod.get("status") or {}).get("phase") or ("Running" if spec.get("nodeName") else "Pending"))
     if not request.wants_gpu:
         return Diagnosis(key, "no GPU", phase, (Step("allocation", True, "the pod asks for no GPU"),))
+    first = _scheduler_steps(pod)
     running_on = spec.get("nodeName")
     if running_on:
         placed = [Step(name, False, f"placed: the pod is bound to {running_on}") for name in _BEFORE_APPLICATION]
@@ -122,9 +127,9 @@ def diagnose(
             key,
             request.describe(),
             phase,
-            (*placed, Step("application", *application_step(key, telemetry, running_on))),
+            (*first, *placed, Step("application", *application_step(key, telemetry, running_on))),
         )
-    steps: list[Step] = []
+    steps: list[Step] = list(first)
 
     def judged(names: list[str]) -> dict[str, Verdict]:
         return {v.node: v for v in judge_all(request, names, nodes, telemetry, policy, now, mix=mix)}
@@ -141,6 +146,11 @@ def diagnose(
             if not explains:
                 steps.append(Step("application", True, _NOTHING_GPU_RELATED))
     return Diagnosis(key, request.describe(), phase, tuple(steps))
+
+
+def _scheduler_steps(pod: Mapping[str, Any]) -> tuple[Step, ...]:
+    wrong = scheduler_finding(pod)
+    return (Step("scheduler", True, *wrong),) if wrong else ()
 
 
 _BEFORE_APPLICATION: tuple[StepName, ...] = ("allocation", "memory", "placement")

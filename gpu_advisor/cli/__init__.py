@@ -12,7 +12,18 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from extender.errors import GpuAdvisorError
-from gpu_advisor.cli import agent, certs, cluster, replay, rightsize, scheduler_config, serve, topology, usage
+from gpu_advisor.cli import (
+    admission_policies,
+    agent,
+    certs,
+    cluster,
+    replay,
+    rightsize,
+    scheduler_config,
+    serve,
+    topology,
+    usage,
+)
 from gpu_advisor.cli.exits import report
 
 __all__ = ["build_parser", "main"]
@@ -38,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         agent,
         certs,
         scheduler_config,
+        admission_policies,
     ):  # the order `gpu-advisor --help` lists them
         group.register(commands)
     return parser

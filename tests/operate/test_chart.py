@@ -17,6 +17,7 @@ from tests.manifests.rendering import render as kustomize
 from tests.operate.chart import CHART, lint, notes, render, validate
 
 KUBE_VERSIONS = ["v1.30.4", "v1.36.0"]
+ROUTING_POLICY_API = "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy"
 MONITORING = ("monitoring.coreos.com/v1/ServiceMonitor", "monitoring.coreos.com/v1/PodMonitor")
 SETUPS: dict[str, dict[str, Any]] = {
     "defaults": {},
@@ -287,22 +288,31 @@ def identities(docs: list[Doc]) -> set[tuple[str, str, str]]:
 
 def test_kustomize_and_the_chart_install_the_same_objects() -> None:
     kustomized = identities(kustomize())
+    # kustomize ships the routing policy, which the chart renders where the API server serves it (1.36).
+    served = identities(render(api_versions=(ROUTING_POLICY_API,)))
     # Helm installs into a namespace made beforehand (as the GPU Operator's chart does) ...
-    assert kustomized - identities(render()) == {("Namespace", "", "gpu-advisor")}
-    assert identities(render()) - kustomized == set()
+    assert kustomized - served == {("Namespace", "", "gpu-advisor")}
+    assert served - kustomized == set()
     # ... or renders it too: then the two are the same set.
-    assert identities(render({"namespace": {"create": True}})) == kustomized
+    created = render({"namespace": {"create": True}}, api_versions=(ROUTING_POLICY_API,))
+    assert identities(created) == kustomized
 
 
 def test_kustomize_and_the_chart_configure_the_scheduler_and_the_webhooks_alike() -> None:
-    chart, kustomized = render(), kustomize()
+    chart, kustomized = render(api_versions=(ROUTING_POLICY_API,)), kustomize()
     config = yaml.safe_load(one(chart, "ConfigMap", "gpu-advisor-scheduler-config")["data"]["config.yaml"])
     (generated,) = [d for d in kustomized if d["kind"] == "ConfigMap" and "scheduler-config" in d["metadata"]["name"]]
     assert config == yaml.safe_load(generated["data"]["config.yaml"])
     for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
         assert one(chart, kind, "gpu-advisor")["webhooks"] == one(kustomized, kind, "gpu-advisor")["webhooks"]
-    policy = "ValidatingAdmissionPolicy", "gpu-advisor-agent-own-node-annotations"
-    assert spaced(one(chart, *policy)["spec"]) == spaced(one(kustomized, *policy)["spec"])
+    for policy in (
+        ("ValidatingAdmissionPolicy", "gpu-advisor-agent-own-node-annotations"),
+        ("ValidatingAdmissionPolicy", "gpu-advisor-safety-net"),
+        ("ValidatingAdmissionPolicyBinding", "gpu-advisor-safety-net"),
+        ("MutatingAdmissionPolicy", "gpu-advisor-routing"),
+        ("MutatingAdmissionPolicyBinding", "gpu-advisor-routing"),
+    ):
+        assert spaced(one(chart, *policy)["spec"]) == spaced(one(kustomized, *policy)["spec"]), policy
 
 
 def spaced(value: Any) -> Any:

@@ -85,3 +85,22 @@ spec:
       securityContext:
         {{- include "gpu-advisor.lockedDown" . | nindent 8 }}
 {{- end -}}
+
+{{/* "true" when the routing policy (a MutatingAdmissionPolicy) routes GPU pods: routing on, and mode
+policy, or auto where the API server serves admissionregistration.k8s.io/v1 MutatingAdmissionPolicy. */}}
+{{- define "gpu-advisor.routeByPolicy" -}}
+{{- $mode := .Values.routing.mode -}}
+{{- $served := .Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy" -}}
+{{- and .Values.routing.enabled (or (eq $mode "policy") (and (eq $mode "auto") $served)) | toString -}}
+{{- end -}}
+
+{{/* The advisor's --route-gpu-pods-to: advisor.routeGpuPodsTo when set; else routing.scheduler when routing
+is on and no policy routes (routing.mode webhook, or auto on an API server without the policy): then the
+mutating webhook routes, and it fails open, so pods created while the advisor is down are not routed. */}}
+{{- define "gpu-advisor.routeGpuPodsTo" -}}
+{{- if .Values.advisor.routeGpuPodsTo -}}
+{{ .Values.advisor.routeGpuPodsTo }}
+{{- else if and .Values.routing.enabled (ne (include "gpu-advisor.routeByPolicy" .) "true") -}}
+{{ .Values.routing.scheduler }}
+{{- end -}}
+{{- end -}}
