@@ -9,10 +9,11 @@ list. In a Lease of the advisor's namespace, the Node is not written at all.
 
 Through the HTTP-level fake API server on 127.0.0.1, run in a process of its own so that its CPU is its
 own: ``--nodes`` Nodes shaped as a kubelet reports them (50 images with their sizes, addresses, five
-conditions, nodeInfo, managedFields: ~25 KB of JSON), a live replica (the real watch, the real app),
+conditions, nodeInfo, managedFields: ~20 KB of JSON), a live replica (the real watch, the real app),
 and ``--bindings`` shares of 100 milli, each filtered onto its node (the pick is assumed, as
-kube-scheduler's filter call does) and bound through ``POST /scheduler/bind``. A raw Node watcher
-counts what it is sent. Written to run unchanged on the commit before the claims Lease and on this one:
+kube-scheduler's filter call does) and bound through ``POST /scheduler/bind``. A raw Node watcher, and
+a raw watcher of the claims Leases (which only the advisor's replicas watch), count what they are sent.
+Written to run unchanged on the commit before the claims Lease and on this one:
 
     python -m benchmarks.claims_cost --nodes 10 --bindings 200
 """
@@ -132,20 +133,22 @@ def _resource(path: str) -> str:
     return next((kind for kind in ("leases", "nodes") if f"/{kind}" in path), "other")
 
 
-class NodeWatcher(threading.Thread):
-    """One more Node watcher: counts the bytes of the Node events it is sent (a watch resumed when the
-    server ends it)."""
+class Watcher(threading.Thread):
+    """One more watcher of ``path``: counts the bytes of the events it is sent (a watch resumed when the
+    server ends it; none at all where the server serves no such path)."""
 
-    def __init__(self, port: int, rv: str) -> None:
+    def __init__(self, port: int, path: str, rv: str) -> None:
         super().__init__(daemon=True)
-        self.port, self.rv, self.received, self.events = port, rv, 0, 0
+        self.port, self.path, self.rv, self.received, self.events = port, path, rv, 0, 0
         self.stopped = threading.Event()
 
     def run(self) -> None:
         while not self.stopped.is_set():
             conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-            conn.request("GET", f"/api/v1/nodes?watch=true&resourceVersion={self.rv}&timeoutSeconds=5")
+            conn.request("GET", f"{self.path}?watch=true&resourceVersion={self.rv}&timeoutSeconds=5")
             resp = conn.getresponse()
+            if resp.status != 200:
+                return  # before the claims Lease, the fake served no Leases
             for line in resp:
                 if line.strip():
                     self.received += len(line)
@@ -187,8 +190,11 @@ def measure(nodes: int, bindings: int) -> dict[str, Any]:
     advisor = Advisor(source.state, None, ScoringPolicy())
     advisor.approvals = Approvals(source.model, KubeBinder(api, source.model))
     rv = str(max(int(n["metadata"]["resourceVersion"]) for n in source.model.nodes.values()))
-    watcher = NodeWatcher(int(url.rsplit(":", 1)[1]), rv)
+    port = int(url.rsplit(":", 1)[1])
+    watcher = Watcher(port, "/api/v1/nodes", rv)
+    lease_watcher = Watcher(port, "/apis/coordination.k8s.io/v1/namespaces/gpu-advisor/leases", rv)
     watcher.start()
+    lease_watcher.start()
     walls = []
     with TestClient(create_app(advisor)) as app:
         ours.send("cpu")
@@ -209,6 +215,7 @@ def measure(nodes: int, bindings: int) -> dict[str, Any]:
     written = ours.recv()
     source.stop()
     watcher.stopped.set()
+    lease_watcher.stopped.set()
     ours.send("stop")
     server.join(10)
     kinds: dict[str, int] = {}
@@ -221,6 +228,8 @@ def measure(nodes: int, bindings: int) -> dict[str, Any]:
         "node_bytes": len(json.dumps(node_objs[0])),
         "node_watch_events": watcher.events,
         "node_watch_bytes_per_binding": round(watcher.received / bindings),
+        # the advisor's replicas only: nothing else watches the claims Leases
+        "lease_watch_bytes_per_binding": round(lease_watcher.received / bindings),
         "bytes_written_per_binding": round(written["bytes"] / bindings),
         "writes_by_resource": kinds,
         "bind_wall_ms_median": round(1000 * statistics.median(walls), 2),

@@ -77,9 +77,8 @@ def build_advisor(
     usage_by: str = "namespace",
     claims_namespace: str | None = None,
 ) -> tuple[Advisor, Background]:
-    """The advisor ``gpu-advisor serve`` answers with, and what must run beside it to keep it current;
-    with a Prometheus and ``usage_refresh_s`` > 0, the per-tenant usage gauges refreshed that often; the
-    live cluster's claims Leases in ``claims_namespace`` (None: the pod's own namespace)."""
+    """The advisor ``gpu-advisor serve`` answers with, and what must run beside it to keep it current (with
+    a Prometheus and ``usage_refresh_s`` > 0, the per-tenant usage gauges refreshed that often)."""
     policy = load_policy(policy_file) if policy_file else ScoringPolicy()
     background = Background()
     registry = CollectorRegistry()  # the sources' metrics and the server's, on one /metrics
