@@ -24,8 +24,9 @@ routed to; then an old one SIGTERMed: not ready, drained, stopped).
 
 Printed: pods bound, nodes over-committed (a node whose bound pods, packed best-fit in bind order onto
 its GPUs of 1000 milli, leave a pod with no GPU that holds it), pods bound while no replica was up, the
-longest wait from the advisor's return to a pod's binding, failed calls, and unallocated GPU % — with
-the same run without the outage beside it.
+longest wait from the advisor's return to a pod's binding, failed calls, writes to Nodes the API server
+received (none: the claims are Leases), and unallocated GPU % — with the same run without the outage
+beside it.
 
     python -m benchmarks.outage_check TRACES/realk8s-seed42 --replicas 2 --mode kill
 """
@@ -227,6 +228,7 @@ def run(
             replica.stop(signal.SIGKILL)
         bound = [(key, node) for key, node in fake.bindings]
         counted = Counted.of(nodes, pods, bound)
+        nodes_written = fake.writes["nodes"]  # the claims go to Leases: a binding writes no Node
     back = window.get("back")
     waits = [scheduler.bound_at[k] - back for k in scheduler.waited if back and k in scheduler.bound_at]
     blind = [k for k, at in scheduler.bound_at.items() if window.get("down", 1e18) < at < window.get("up", 0)]
@@ -241,6 +243,7 @@ def run(
         "longest_wait_after_back_s": round(max(waits), 2) if waits else None,
         "failed_calls": service.failed_calls,
         "bindings_refused": scheduler.refused,
+        "nodes_written": nodes_written,
         "unallocated_percent": round(unallocated_percent(counted), 2),
         "seconds": round(time.monotonic() - started, 1),
         "outage_completed": mode == "none" or "back" in window,

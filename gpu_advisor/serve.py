@@ -84,15 +84,21 @@ def build_advisor(
     telemetry_window_s: float = 60.0,
     usage_refresh_s: float = 0.0,
     usage_by: str = "namespace",
+    claims_namespace: str | None = None,
 ) -> tuple[Advisor, Background]:
-    """The advisor ``gpu-advisor serve`` answers with, and what must run beside it to keep it current;
-    with a Prometheus and ``usage_refresh_s`` > 0, the per-tenant usage gauges refreshed that often."""
+    """The advisor ``gpu-advisor serve`` answers with, and what must run beside it to keep it current (with
+    a Prometheus and ``usage_refresh_s`` > 0, the per-tenant usage gauges refreshed that often)."""
     policy = load_policy(policy_file) if policy_file else ScoringPolicy()
     background = Background()
     registry = CollectorRegistry()  # the sources' metrics and the server's, on one /metrics
     served: list[Advisor] = []  # set below: the watch syncs only once the server runs
     model = live_model(
-        cluster, kubeconfig, policy.telemetry_max_age_s, on_synced=lambda: _synced(served), registry=registry
+        cluster,
+        kubeconfig,
+        policy.telemetry_max_age_s,
+        on_synced=lambda: _synced(served),
+        registry=registry,
+        claims_namespace=claims_namespace,
     )
     if model.watch is not None:
         background.parts.append(model.watch)
@@ -127,7 +133,8 @@ def _wire(advisor: Advisor, model: Any, cluster: str, prometheus: str | None) ->
         from extender.http.approvals import Approvals
         from extender.sources.kube_binder import KubeBinder
 
-        advisor.approvals = Approvals(model.watch.model, KubeBinder(model.watch.api, model.watch.model))
+        watch = model.watch  # the binder writes the claims Leases where the watch reads them
+        advisor.approvals = Approvals(watch.model, KubeBinder(watch.api, watch.model, watch.claims_namespace))
     advisor.rightsize = history_source(cluster, prometheus, advisor.state, model.pods)
     advisor.usage = usage_source(cluster, prometheus, advisor.state, model.pods)
     if cluster != KUBE:  # the console reads a snapshot's Pod objects (the live watch keeps only where pods run)

@@ -11,9 +11,11 @@ Two kinds, one shape (:class:`Claim`):
 
 - **assumed here**: this replica's own picks (prioritize's top node, or the one node a filter passed:
   kube-scheduler then skips prioritize), kept in this process;
-- **claimed on the node**: what any replica's bind verb wrote into the Node's ``gpu-advisor.io/claims``
-  annotation under the node's resourceVersion (an optimistic lock), so a second replica sees the first
-  one's bindings as soon as the Node does, and two binds on one node are serialised by the API server.
+- **claimed for the node**: what any replica's bind verb wrote into the node's claims Lease (annotation
+  ``gpu-advisor.io/claims``, ``extender.cluster.claim_leases``) under the Lease's resourceVersion (an
+  optimistic lock), so a second replica sees the first one's bindings as soon as its watch has the Lease,
+  and two binds on one node are serialised by the API server. Replicas before the Lease wrote the same
+  text onto the Node's annotation of that name; it is still read, for one release.
 
 Pure: the pod objects are kept trimmed to what :func:`extender.cluster.bound_pods.read_bound_pod` reads.
 """
@@ -38,6 +40,7 @@ __all__ = [
     "assignment",
     "claim_object",
     "counted",
+    "node_annotation",
     "read_claims",
     "write_claims",
 ]
@@ -90,8 +93,8 @@ def claim_object(pod: Mapping[str, Any], node: str) -> dict[str, Any]:
 
 
 def read_claims(node: str, text: Any) -> list[Claim]:
-    """The claims a Node's annotation holds; an unreadable annotation or entry holds none (the next
-    bind on the node writes it afresh). Read once per text: a node is rebuilt on every pod event."""
+    """The claims a claims text holds; an unreadable text or entry holds none (the next bind on the node
+    writes it afresh). Read once per text: a node is rebuilt on every pod event."""
     if not isinstance(text, str) or not text:
         return []
     return list(_read_claims(node, text))
@@ -113,18 +116,27 @@ def _read_claims(node: str, text: str) -> tuple[Claim, ...]:
     return tuple(found)
 
 
+def node_annotation(node: Mapping[str, Any]) -> Any:
+    """The claims' text a replica from before the claims Lease wrote on the Node itself, if any."""
+    annotations = _mapping(_mapping(node.get("metadata")).get("annotations"))
+    return annotations.get(ANNOTATION_CLAIMS)
+
+
 def write_claims(claims: Iterable[Claim]) -> str:
-    """The annotation's text: the newest claims, oldest first."""
+    """The claims' text (a Lease's annotation): the newest claims, oldest first."""
     kept = sorted(claims, key=lambda c: c.at)[-_MAX_CLAIMS:]
     entries = [{"uid": c.uid, "at": round(c.at, 3), "pod": dict(c.pod)} for c in kept]
     return json.dumps({"version": 1, "claims": entries}, separators=(",", ":"))
 
 
-def counted(node: str, annotation: Any, assumed: Iterable[Claim], seen: Mapping[str, Any], now: float) -> list[Claim]:
-    """The claims that count on ``node`` now: the node's annotation and this replica's own, newest per
-    pod, live, and of pods the watch has not shown bound yet (``seen``: their uids)."""
+def counted(
+    node: str, written: Iterable[Any], assumed: Iterable[Claim], seen: Mapping[str, Any], now: float
+) -> list[Claim]:
+    """The claims that count on ``node`` now: those of each text written for it (its Lease's, and the Node
+    annotation an older replica wrote) and this replica's own, newest per pod, live, and of pods the
+    watch has not shown bound yet (``seen``: their uids)."""
     newest: dict[str, Claim] = {}
-    for claim in (*read_claims(node, annotation), *assumed):
+    for claim in (*(c for text in written for c in read_claims(node, text)), *assumed):
         if claim.uid in seen or not claim.live(now):
             continue
         if claim.uid not in newest or newest[claim.uid].at < claim.at:

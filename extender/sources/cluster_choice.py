@@ -81,19 +81,23 @@ def live_model(
     telemetry_max_age_s: float,
     on_synced: Callable[[], None],
     registry: CollectorRegistry | None = None,
+    claims_namespace: str | None = None,
 ) -> LiveModel:
     """The model ``gpu-advisor serve`` starts from; ``on_synced`` runs once the live cluster is listed.
-    The live watch registers its metrics (watch health, invalid objects) in ``registry``."""
+    The live watch registers its metrics (watch health, invalid objects) in ``registry``, and reads the
+    claims Leases in ``claims_namespace`` (None: the pod's own namespace, else the default)."""
     if cluster == KUBE:
+        from extender.sources.claims_writer import own_namespace
         from extender.sources.kube import ApiServerError, kube_api
-        from extender.sources.kube_watch import KubeSource
+        from extender.sources.kube_watch import DEFAULT_CLAIMS_NAMESPACE, KubeSource
 
         try:
             api = kube_api(kubeconfig)
         except Exception as exc:  # the client raises many kinds; the user needs the one line
             raise ApiServerError(f"cannot reach the cluster: {exc}") from None
         state = ClusterState(KUBE)
-        watch = KubeSource(api, state, on_synced=on_synced, registry=registry)
+        namespace = own_namespace(claims_namespace, DEFAULT_CLAIMS_NAMESPACE)
+        watch = KubeSource(api, state, on_synced=on_synced, registry=registry, claims_namespace=namespace)
         return LiveModel(state, None, watch.pod_index, watch)
     if cluster not in (SIMULATED, SIMULATED_RACK) and not Path(cluster).exists():
         raise SnapshotError(f"--cluster {cluster}: not 'simulated', 'kube' or an existing snapshot file")

@@ -68,6 +68,7 @@ def slim_node(obj: dict[str, Any]) -> dict[str, Any]:
     return {
         "metadata": {
             "name": meta.get("name"),
+            "uid": meta.get("uid"),  # the owner of the node's claims Lease (``extender.cluster.claim_leases``)
             "labels": meta.get("labels") or {},
             "annotations": annotations,
             "resourceVersion": meta.get("resourceVersion"),

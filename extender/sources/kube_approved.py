@@ -1,5 +1,6 @@
 """Placements approved and not yet seen bound, in the live model (``extender.cluster.claims``): this replica's
-own picks (assumed), the claims on each Node's annotation, and when they lapse. A part of ``KubeModel``."""
+own picks (assumed), the claims every replica wrote for each node (its Lease, ``extender.cluster.claim_leases``;
+the Node's annotation, from replicas before the Lease), and when they lapse. A part of ``KubeModel``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from extender.cluster.bound_pods import read_bound_pod
-from extender.cluster.claims import ANNOTATION_CLAIMS, CLAIM_TTL_S, Claim, Claims, claim_object, counted
+from extender.cluster.claim_leases import ClaimLease, read_lease
+from extender.cluster.claims import CLAIM_TTL_S, Claim, Claims, claim_object, counted, node_annotation
 from extender.cluster.state import BoundPod
 
 __all__ = ["Approved"]
@@ -30,6 +32,31 @@ class Approved:
         self._lapse: dict[str, float] = {}
         self._lapses: list[tuple[float, str]] = []  # (when, node), a heap; stale entries skipped
         self._seen: dict[str, float] = {}  # uids the watch showed bound, oldest first
+        self.leases: dict[str, ClaimLease] = {}  # each node's claims Lease, by node name
+
+    def set_lease(self, kind: str, obj: Mapping[str, Any]) -> None:
+        """Apply one watch event for a claims Lease: only its node is rebuilt."""
+        lease = read_lease(obj)
+        if lease is None:
+            return  # a Lease of that label the advisor did not write: nothing it claims counts
+        with self.lock:
+            kept = self.leases.get(lease.node)
+            if kind == "DELETED":
+                if kept is not None and kept.name == lease.name:
+                    del self.leases[lease.node]
+            elif kind == "MODIFIED" and kept is not None and _not_newer(lease, kept):
+                return  # applied already: the bind verb applies its own write's answer at once
+            else:
+                self.leases[lease.node] = lease
+            self._rebuild({lease.node} & self.nodes.keys())
+
+    def replace_leases(self, items: Iterable[Mapping[str, Any]]) -> None:
+        """A full list of the claims Leases: the nodes whose claims changed are rebuilt."""
+        found = {lease.node: lease for item in items if (lease := read_lease(item)) is not None}
+        with self.lock:
+            old, self.leases = self.leases, found
+            changed = {n for n in old.keys() | found.keys() if old.get(n) != found.get(n)}
+            self._rebuild(changed & self.nodes.keys())
 
     def _saw_bound(self, uid: str) -> str | None:
         """The watch shows ``uid`` bound: no claim on it counts any more; the node it was assumed on."""
@@ -37,13 +64,14 @@ class Approved:
         self._seen[uid] = self.clock()
         return self.assumed.drop(uid)
 
-    def _claimed(self, name: str, node: Mapping[str, Any], keep: bool) -> list[BoundPod]:
-        """The pods approved onto ``name`` that the watch has not shown bound: they hold what they ask."""
+    def _claimed(
+        self, name: str, node: Mapping[str, Any], keep: bool, written: tuple[Any, ...] | None = None
+    ) -> list[BoundPod]:
+        """The pods approved onto ``name`` that the watch has not shown bound: they hold what they ask;
+        ``written``: the claims' texts to count (default: as the watch has them)."""
         now = self.clock()
-        meta = node.get("metadata")
-        annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
-        text = annotations.get(ANNOTATION_CLAIMS) if isinstance(annotations, Mapping) else None
-        claims = counted(name, text, self.assumed.on(name) if keep else (), self._seen, now)
+        written = self.written(name, node) if written is None else written
+        claims = counted(name, written, self.assumed.on(name) if keep else (), self._seen, now)
         found = []
         for claim in claims:
             if claim.uid not in self.pods and (held := _held(claim)) is not None:
@@ -56,6 +84,12 @@ class Approved:
         elif keep:
             self._lapse.pop(name, None)
         return found
+
+    def written(self, name: str, node: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The claims' texts written for ``name``: its Lease's as the watch has it, and the annotation a
+        replica from before the Lease wrote on the Node (read for one release after the upgrade, never written)."""
+        lease = self.leases.get(name)
+        return (lease.claims if lease is not None else None, node_annotation(node))
 
     def assume(self, pod: Mapping[str, Any], node: str) -> None:
         """Count ``pod`` on ``node`` from now until the watch shows where it went (or the claim lapses)."""
@@ -88,6 +122,15 @@ class Approved:
             while self._seen and now - next(iter(self._seen.values())) > 2 * CLAIM_TTL_S:
                 del self._seen[next(iter(self._seen))]
             self._rebuild(lapsed & self.nodes.keys())
+
+
+def _not_newer(lease: ClaimLease, kept: ClaimLease) -> bool:
+    """The same resourceVersion, or (both etcd revision numbers, as every API server writes them) an older
+    one: a watch event the bind verb's own write has already moved past."""
+    new, old = lease.resource_version, kept.resource_version
+    if lease.name != kept.name or not new or not old:
+        return False
+    return new == old or (new.isdigit() and old.isdigit() and int(new) < int(old))
 
 
 def _uid(pod: Mapping[str, Any]) -> str:

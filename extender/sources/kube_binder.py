@@ -6,19 +6,22 @@ printed profile every binding of the profile's pods passes here, and a binding i
 it has been re-checked against the freshest view there is, under a lock the API server keeps:
 
 1. The node as this replica's watch has it, plus every placement any replica has approved and the
-   watch does not show yet: this replica's own (``KubeModel.assumed``) and the claims on the Node's
-   ``gpu-advisor.io/claims`` annotation (``extender.cluster.claims``).
+   watch does not show yet: this replica's own (``KubeModel.assumed``) and the claims in the node's
+   claims Lease (``extender.cluster.claim_leases``; and, for one release, the Node annotation replicas
+   before the Lease wrote).
 2. Does the pod still fit there? If not, the binding is refused with the reason; kube-scheduler forgets
    its assumption and places the pod again, from a view that now holds what took the room.
-3. Write this pod's claim onto the Node with a merge patch that carries the Node's resourceVersion:
-   a second binder (another replica) that read the Node before this write gets 409 Conflict, reads
-   it again, and sees this claim in step 1. That is the optimistic lock per node; the claim lives
-   30 s, long after the binding has reached every watch.
+3. Write this pod's claim into the node's Lease (in the advisor's own namespace: no Node is written) with
+   a merge patch that carries the Lease's resourceVersion, or create the Lease: a second binder (another
+   replica) that read the claims before this write gets 409 Conflict (or AlreadyExists), reads them
+   again, and sees this claim in step 1. That is the optimistic lock per node; the claim lives 30 s, long
+   after the binding has reached every watch.
 4. ``POST pods/<name>/binding``, as kube-scheduler's DefaultBinder would; for a share in the Alibaba
    convention the Binding carries the GPU it was given (``alibabacloud.com/gpu-index``), which the API
    server writes onto the pod in the same update.
 
-Cost: one PATCH and one POST per pod (a GET as well after a conflict, or when the pod was never seen).
+Cost: one PATCH (a POST for a node's first claim) and one POST per pod, a few hundred bytes each (a GET
+as well after a conflict, or when the pod was never seen).
 Whole GPUs on a node that shares none are counted by kube-scheduler itself: they are only bound (one POST).
 """
 
@@ -36,20 +39,14 @@ from urllib.parse import quote
 
 from kubernetes.client.exceptions import ApiException
 
-from extender.cluster.claims import (
-    ANNOTATION_CLAIMS,
-    Binding,
-    Claim,
-    assignment,
-    claim_object,
-    counted,
-    write_claims,
-)
+from extender.cluster.claim_leases import ClaimLease, read_lease
+from extender.cluster.claims import Binding, Claim, assignment, claim_object, counted, node_annotation, write_claims
 from extender.cluster.dra_view import pod_through_claims
 from extender.cluster.shares import ALIBABA_INDEX
 from extender.cluster.state import NodeState
 from extender.model.pods import PodSpecError, pod_request
 from extender.sources.api_writes import ApiWrites, WriteFailed
+from extender.sources.claims_writer import ClaimsWriter, Stale
 from extender.sources.kube_model import KubeModel
 
 __all__ = ["KubeBinder"]
@@ -58,17 +55,17 @@ log = logging.getLogger(__name__)
 
 # Why a pod may not go to a node it was placed on: None when it fits (the advisor's filter, no reserve).
 Check = Callable[[Mapping[str, Any], NodeState], str | None]
-_ATTEMPTS = 8  # conflicts in a row before giving up (each means another binder wrote the node first)
+_ATTEMPTS = 8  # conflicts in a row before giving up (each means another binder wrote the node's claims first)
 _TIMEOUT_S = 5.0
-_MERGE_PATCH = "application/merge-patch+json"
 _CREDENTIALS_S = 10.0  # how long the credentials read for a write are used again
 _HEARD_S = 5.0  # a binding reaches every replica's watch within milliseconds; past this it is heard
 
 
 class KubeBinder:
-    def __init__(self, api: Any, model: KubeModel) -> None:
+    def __init__(self, api: Any, model: KubeModel, claims_namespace: str = "gpu-advisor") -> None:
         self.api = api  # kubernetes.client.CoreV1Api
         self.model = model
+        self.leases = ClaimsWriter(claims_namespace, self._write)  # the namespace the watch lists them in
         # The binding of a pod kube-scheduler counts itself, posted on the event loop (``api_writes``).
         self.writes = ApiWrites.of(api.api_client.configuration)
         self._locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
@@ -121,7 +118,7 @@ class KubeBinder:
         url, headers = self._prepared(path, content_type)
         # The body as bytes: http.client then sends it in one segment with the headers (as text, the
         # client's own path sends it apart, and Nagle's algorithm with delayed ACKs held each for 40 ms).
-        raw = json.dumps(body, separators=(",", ":")).encode()
+        raw = None if body is None else json.dumps(body, separators=(",", ":")).encode()
         resp = self.api.api_client.rest_client.pool_manager.request(
             method, url, body=raw, headers=headers, timeout=_TIMEOUT_S, preload_content=True
         )
@@ -182,43 +179,53 @@ class KubeBinder:
         return pod
 
     def _claim(self, binding: Binding, pod: Mapping[str, Any], check: Check) -> tuple[str, Mapping[str, Any]]:
-        """Write the pod's claim onto its node under the node's resourceVersion, and the GPUs it is given onto
-        the pod; (why not, if it does not fit or a write failed; the pod as bound)."""
+        """Write the pod's claim into its node's claims Lease under the Lease's resourceVersion, and the GPUs it
+        is given onto the pod; (why not, if it does not fit or a write failed; the pod as bound)."""
         node: Mapping[str, Any] | None = self.model.nodes.get(binding.node)
+        lease: ClaimLease | None = self.model.leases.get(binding.node)
         for _ in range(_ATTEMPTS):
             if node is None:
                 read = self._read_node(binding.node)
                 if isinstance(read, str):
                     return (read, pod)
                 node = read
-            state, claims = self._state(binding, node)
+            state, claims = self._state(binding, node, lease)
             if state is None:
                 return (f"node {binding.node} is not in the advisor's model", pod)
             why = check(pod, state)
             if why:
                 return (f"node {binding.node} no longer has room for {binding.namespace}/{binding.name}: {why}", pod)
-            notes = self._notes(pod, state)
-            given = _annotated(pod, notes)
+            given = _annotated(pod, self._notes(pod, state))
             mine = Claim(binding.uid, binding.node, claim_object(given, binding.node), self.model.clock())
-            meta = node.get("metadata") or {}
-            patch = {
-                "metadata": {
-                    "resourceVersion": meta.get("resourceVersion"),
-                    "annotations": {ANNOTATION_CLAIMS: write_claims([*claims, mine])},
-                }
-            }
+            uid = str((node.get("metadata") or {}).get("uid") or "")
             try:
-                data = self._write("PATCH", f"/api/v1/nodes/{quote(binding.node)}", patch, _MERGE_PATCH)
+                written = self.leases.write(binding.node, uid, write_claims([*claims, mine]), lease)
+            except Stale:  # another binder wrote the node's claims first: read them again, with its claim
+                read_again = self._read_lease(binding.node)
+                if isinstance(read_again, str):
+                    return (read_again, pod)
+                lease = read_again
+                continue
             except ApiException as exc:
-                if exc.status == 409:  # another binder wrote the node first: read it again, with its claim
-                    node = None
-                    continue
                 return (f"claiming {binding.node} for {binding.name} failed: {exc.status} {exc.reason}", pod)
             except Exception as exc:
                 return (f"claiming {binding.node} for {binding.name} failed: {exc}", pod)
-            self.model.set_node("MODIFIED", json.loads(data))  # our own view holds the claim at once
+            self.model.set_lease("MODIFIED", written)  # our own view holds the claim at once
             return "", given
         return (f"node {binding.node}: {_ATTEMPTS} conflicting writes in a row; placed again", pod)
+
+    def _read_lease(self, node: str) -> ClaimLease | str | None:
+        """The node's claims Lease as the API server has it (None: none), applied to the model; or why not."""
+        try:
+            found = self.leases.read(node)
+        except ApiException as exc:
+            return f"reading the claims of {node} failed: {exc.status} {exc.reason}"
+        except Exception as exc:
+            return f"reading the claims of {node} failed: {exc}"
+        if found is None:
+            return None
+        self.model.set_lease("MODIFIED", found)
+        return read_lease(found)
 
     def _notes(self, pod: Mapping[str, Any], state: NodeState) -> dict[str, str]:
         try:
@@ -238,21 +245,24 @@ class KubeBinder:
         self.model.set_node("MODIFIED", found)
         return self.model.nodes.get(name) or found
 
-    def _state(self, binding: Binding, node: Mapping[str, Any]) -> tuple[NodeState | None, list[Claim]]:
-        """The node with everything approved onto it but this pod; the annotation's live claims but this pod's."""
+    def _state(
+        self, binding: Binding, node: Mapping[str, Any], lease: ClaimLease | None
+    ) -> tuple[NodeState | None, list[Claim]]:
+        """The node with everything approved onto it but this pod; the live claims of ``lease`` (and of the
+        Node's annotation, from replicas before the Lease) but this pod's."""
         with self.model.lock:
             self.model.forget({"metadata": {"uid": binding.uid}})
             if binding.node not in self.model.nodes:
                 return None, []
-            annotations = (node.get("metadata") or {}).get("annotations") or {}
+            written = (lease.claims if lease is not None else None, node_annotation(node))
             now = self.model.clock()
-            live = counted(binding.node, annotations.get(ANNOTATION_CLAIMS), (), {}, now)
+            live = counted(binding.node, written, (), {}, now)
             # Kept while a replica may not have heard the binding yet: every claim younger than a few
             # seconds, and any of a pod this replica has not seen bound (until it lapses).
             others = [
                 c for c in live if c.uid != binding.uid and (c.uid not in self.model.pods or now - c.at < _HEARD_S)
             ]
-            return self.model.node_state(binding.node, node), others
+            return self.model.node_state(binding.node, node, written=written), others
 
 
 def _annotated(pod: Mapping[str, Any], notes: Mapping[str, str]) -> Mapping[str, Any]:

@@ -1,4 +1,5 @@
-"""The Nodes, Pods and DRA objects the API server watch has delivered, and the cluster model built from them.
+"""The Nodes, Pods, DRA objects and claims Leases the API server watch has delivered, and the cluster model
+built from them.
 
 Every object is applied on its own and contained: whatever one Node or Pod holds, applying it never
 raises to the watch (which would replay the same event forever) and never stops a list from
@@ -59,12 +60,15 @@ class KubeModel(Approved):
     def _node_state(self, name: str) -> NodeState:
         return self.node_state(name, self.nodes[name], keep=True)
 
-    def node_state(self, name: str, node: Mapping[str, Any], keep: bool = False) -> NodeState:
+    def node_state(
+        self, name: str, node: Mapping[str, Any], keep: bool = False, written: tuple[Any, ...] | None = None
+    ) -> NodeState:
         """``name`` as the Node object ``node`` and the pods bound or approved onto it make it; ``keep``:
         this is the model's own state of it (its problems counted, its claims' lapse followed, and this
         replica's assumptions counted); otherwise only what is bound or claimed at binding (the bind
-        verb's view: a pick that has not reached its binding yet does not move where a share goes)."""
-        pods = list(self._on_node.get(name, {}).values()) + self._claimed(name, node, keep)
+        verb's view: a pick that has not reached its binding yet does not move where a share goes; its
+        claims those of ``written``, the texts it has just read)."""
+        pods = list(self._on_node.get(name, {}).values()) + self._claimed(name, node, keep, written)
         # A slice shape dra_view does not foresee: the node as the API server wrote it.
         with contextlib.suppress(Exception):
             node = node_through_slices(node, self.state.dra, self.clock())
@@ -195,9 +199,12 @@ class KubeModel(Approved):
         return touched
 
     def replace(self, what: str, items: list[Any]) -> None:
-        """A full list of nodes, pods or one DRA kind: the model is rebuilt from it, one contained object
+        """A full list of nodes, pods, claims Leases or one DRA kind: the model is rebuilt from it, one contained object
         at a time."""
         objects = [i for i in items if isinstance(i, Mapping)]
+        if what == "leases":
+            self.replace_leases(objects)
+            return
         with self.lock:
             if what in DRA_RESOURCES:
                 self.dra[what] = {_pod_key(i): i for i in objects}
@@ -249,7 +256,7 @@ def _slim_or_bare(obj: Mapping[str, Any], name: str) -> dict[str, Any]:
     try:
         return slim_node(dict(obj))
     except (AttributeError, TypeError, ValueError):
-        return {"metadata": {"name": name, "labels": {}, "annotations": {}}, "spec": {}, "status": {}}
+        return {"metadata": {"name": name, "uid": _uid(obj), "labels": {}, "annotations": {}}, "spec": {}, "status": {}}
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -1,5 +1,7 @@
-"""ClusterState from the live API server: list + watch of Nodes, Pods and the resource.k8s.io/v1
-ResourceSlices, ResourceClaims and ResourceClaimTemplates DRA GPUs are read from, with the kubernetes client.
+"""ClusterState from the live API server: list + watch of Nodes, Pods, the resource.k8s.io/v1
+ResourceSlices, ResourceClaims and ResourceClaimTemplates DRA GPUs are read from, and the claims Leases
+every replica's bind verb writes in the advisor's namespace (``extender.cluster.claim_leases``), with the
+kubernetes client.
 
 Objects are kept as the raw JSON the API server sends (the same shapes a snapshot holds), trimmed to
 what the advisor reads, and applied one contained object at a time (``extender.sources.kube_model``).
@@ -27,6 +29,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
+from extender.cluster.claim_leases import CLAIMS_SELECTOR
 from extender.cluster.state import BoundPod, ClusterState
 from extender.sources.backoff import Backoff
 from extender.sources.invalid import InvalidObjects
@@ -38,12 +41,15 @@ from extender.sources.watch_health import WatchHealth
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
-__all__ = ["KubeSource"]
+__all__ = ["DEFAULT_CLAIMS_NAMESPACE", "KubeSource"]
 
 log = logging.getLogger(__name__)
 
 _POD_FIELDS = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
-RESOURCES = ("nodes", "pods", *DRA_RESOURCES)
+# Ready only once each is listed: a replica that has not read the claims Leases could approve what another
+# replica has already bound.
+RESOURCES = ("nodes", "pods", "leases", *DRA_RESOURCES)
+DEFAULT_CLAIMS_NAMESPACE = "gpu-advisor"
 # plural → the ResourceV1Api method that lists (and, with watch=True, watches) it in every namespace
 _DRA_LISTS = {
     "resourceslices": "list_resource_slice",
@@ -64,8 +70,10 @@ class KubeSource:
         registry: CollectorRegistry | None = None,
         backoff_cap_s: float = 60.0,
         rng: random.Random | None = None,
+        claims_namespace: str = DEFAULT_CLAIMS_NAMESPACE,
     ) -> None:
         self.api = api
+        self.claims_namespace = claims_namespace
         self.on_synced = on_synced
         self.state = state
         self.watch_timeout_s = watch_timeout_s
@@ -76,6 +84,7 @@ class KubeSource:
         resource_api = getattr(client, "ResourceV1Api", None)
         api_client = getattr(api, "api_client", None)
         self.dra_api: Any = resource_api(api_client) if resource_api and api_client else None
+        self.leases_api: Any = client.CoordinationV1Api(api_client) if api_client else None
         self.not_offered: set[str] = set()  # DRA resources the API server does not serve
         rng = rng or random.Random()
         self.backoffs = {what: Backoff(backoff_s, max(backoff_cap_s, backoff_s), rng) for what in RESOURCES}
@@ -114,6 +123,9 @@ class KubeSource:
             return self.api.list_node, {}
         if what == "pods":
             return self.api.list_pod_for_all_namespaces, {"field_selector": _POD_FIELDS}
+        if what == "leases":
+            extra = {"namespace": self.claims_namespace, "label_selector": CLAIMS_SELECTOR}
+            return self.leases_api.list_namespaced_lease, extra
         return getattr(self.dra_api, _DRA_LISTS[what]), {}
 
     def _relist(self, what: str) -> str:
@@ -182,6 +194,8 @@ class KubeSource:
             self.model.set_node(kind, obj)
         elif what == "pods":
             self.model.set_pod(kind, obj)
+        elif what == "leases":
+            self.model.set_lease(kind, obj)
         else:
             self.model.set_dra(what, kind, obj)
         return rv

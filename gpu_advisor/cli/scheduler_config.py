@@ -24,8 +24,8 @@ profile sets each of them:
    fails, the pod stays Pending (its FailedScheduling event names the extender's error) and is retried
    with backoff (``podMaxBackoffSeconds`` 5: placed within seconds once the advisor answers again).
    And the advisor binds (``bindVerb``): each binding is re-checked against the node as every replica
-   has promised it, under the node's resourceVersion (``extender.sources.kube_binder``), so two replicas
-   answering in turn never hand out one GPU twice. With ``--managed-resources`` only whole GPUs, MIG and
+   has promised it, under the resourceVersion of the node's claims Lease (``extender.sources.kube_binder``),
+   so two replicas answering in turn never hand out one GPU twice. With ``--managed-resources`` only whole GPUs, MIG and
    AMD resources reach the advisor, which kube-scheduler counts itself: that entry stays ``ignorable``
    and binds as kube-scheduler does, so those pods keep scheduling (by count alone) without it.
 
@@ -152,7 +152,7 @@ extenders:
 {ignorable_line}
     httpTimeout: 2s
 """
-_BIND = "    bindVerb: bind  # the advisor binds, after re-checking the room under the node's resourceVersion\n"
+_BIND = "    bindVerb: bind  # the advisor binds, after re-checking the room under its per-node lock (a Lease)\n"
 _WAITS = "    ignorable: false  # if the advisor is away, its pods wait: only it counts GPU shares"
 _PROCEEDS = "    ignorable: true  # if the advisor is away, schedule by count alone: kube-scheduler counts these"
 _OUTAGE_WAITS = (

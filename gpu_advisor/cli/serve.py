@@ -58,6 +58,7 @@ def _serve(args: argparse.Namespace) -> int:
         telemetry_window_s=args.telemetry_window,
         usage_refresh_s=args.usage_refresh,
         usage_by=args.usage_by,
+        claims_namespace=args.claims_namespace,
     )
     admission = AdmissionSettings(route_gpu_pods_to=args.route_gpu_pods_to, reach=reach)
     auth = None
@@ -188,6 +189,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     serve.add_argument("--policy", metavar="FILE", help="scoring policy (YAML/JSON); refused at start if invalid")
     serve.add_argument(
         "--kubeconfig", help="kubeconfig file for --cluster kube (default: in-cluster, then ~/.kube/config)"
+    )
+    serve.add_argument(
+        "--claims-namespace",
+        metavar="NAMESPACE",
+        help="--cluster kube: where the bind verb keeps each node's claims Lease, shared by every replica "
+        "(default: the pod's own namespace, else gpu-advisor)",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")

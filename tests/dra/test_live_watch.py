@@ -158,7 +158,8 @@ def test_dra_apis_the_server_does_not_offer_read_not_offered_until_it_serves_the
             fake.put("nodes", item)
         src = start(fake)
         try:
-            not_offered = {"nodes": "watching", "pods": "watching"} | dict.fromkeys(DRA_PLURALS, "not_offered")
+            watching = dict.fromkeys(("nodes", "pods", "leases"), "watching")
+            not_offered = watching | dict.fromkeys(DRA_PLURALS, "not_offered")
             eventually(lambda: source_states(src) == not_offered)
             fake.serve_dra = True  # the cluster upgraded to Kubernetes 1.34: the next quiet ask lists them
             eventually(lambda: source_states(src) == dict.fromkeys(not_offered, "watching"))

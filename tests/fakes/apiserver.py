@@ -1,12 +1,16 @@
-"""An HTTP-level stand-in for kube-apiserver on 127.0.0.1: enough of /api/v1 for nodes and pods, and
-(with ``serve_dra``) of resource.k8s.io/v1 for ResourceSlices, ResourceClaims and ResourceClaimTemplates.
+"""An HTTP-level stand-in for kube-apiserver on 127.0.0.1: enough of /api/v1 for nodes and pods, of
+coordination.k8s.io/v1 for the Leases of a namespace, and (with ``serve_dra``) of resource.k8s.io/v1 for
+ResourceSlices, ResourceClaims and ResourceClaimTemplates.
 
 It speaks what the real server speaks to the real ``kubernetes`` client: lists with a
-``resourceVersion``, watches as chunked streams of JSON lines (``ADDED``/``MODIFIED``/``DELETED``/
-``BOOKMARK``), a 410 Gone ``ERROR`` event for an expired resourceVersion, merge-patches on nodes (refused
-with 409 Conflict when the patch names a resourceVersion that is not the node's, as the real server
-does), reads of one node or pod, and ``pods/<name>/binding`` (409 when the pod is bound already).
-Tests script trouble: drop the next watch connection mid-stream, or expire history.
+``resourceVersion`` (and a namespace and ``labelSelector``), watches as chunked streams of JSON lines
+(``ADDED``/``MODIFIED``/``DELETED``/``BOOKMARK``), a 410 Gone ``ERROR`` event for an expired
+resourceVersion, merge-patches on nodes and Leases (refused with 409 Conflict when the patch names a
+resourceVersion that is not the object's, as the real server does), creates (409 AlreadyExists) and
+updates (409 Conflict on a stale resourceVersion, 404 when gone) of Leases, reads of one node, pod or
+Lease, and ``pods/<name>/binding`` (409 when the pod is bound already). Every write is counted by the
+resource RBAC names (``writes``). Tests script trouble: drop the next watch connection mid-stream, or
+expire history.
 """
 
 from __future__ import annotations
@@ -17,22 +21,24 @@ import json
 import threading
 import time
 import urllib.parse
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fakes.api_paths import PATHS, Collection, collection, one_object, written_resource
 from tests.fakes.apiserver_writes import Writes
 from tests.fakes.kube_objects import node, pod
 from tests.fakes.kube_objects import status as _status
 
 __all__ = ["FakeApiServer", "node", "pod"]
 
-_DRA = "/apis/resource.k8s.io/v1/"
-PATHS = {
-    "/api/v1/nodes": "nodes",
-    "/api/v1/pods": "pods",
-    **{_DRA + plural: plural for plural in ("resourceslices", "resourceclaims", "resourceclaimtemplates")},
-}
 _CLUSTER_WIDE = ("nodes", "resourceslices")
+_SERVED_ALWAYS = ("nodes", "pods", "leases")  # the rest only with serve_dra
+_LIST_KINDS = {
+    "nodes": ("NodeList", "v1"),
+    "pods": ("PodList", "v1"),
+    "leases": ("LeaseList", "coordination.k8s.io/v1"),
+}
 
 
 class FakeApiServer(Writes):
@@ -49,7 +55,9 @@ class FakeApiServer(Writes):
         self.documents: dict[str, dict[str, Any]] = {}  # any other object, by its API path
         self.list_count = dict.fromkeys(self.objects, 0)
         self.bindings: list[tuple[str, str]] = []  # (namespace/name, node) in the order they were bound
-        self.conflicts = 0  # node patches refused for a stale resourceVersion
+        self.conflicts = 0  # writes refused for a stale resourceVersion, or a Lease created twice
+        self.forbidden: set[str] = set()  # kinds whose list and watch answer 403, as RBAC without a grant
+        self.writes: Counter[str] = Counter()  # writes received, by resource as RBAC names it (pods/binding)
         self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -79,8 +87,7 @@ class FakeApiServer(Writes):
             self.rv += 1
             obj = copy.deepcopy(obj)
             obj.setdefault("metadata", {})["resourceVersion"] = str(self.rv)
-            if kind == "pods":
-                obj["metadata"].setdefault("uid", f"uid-{obj['metadata']['name']}")
+            obj["metadata"].setdefault("uid", f"uid-{obj['metadata']['name']}")
             key = self._key(kind, obj)
             kind_of_event = "MODIFIED" if key in self.objects[kind] else "ADDED"
             self.objects[kind][key] = obj
@@ -129,48 +136,47 @@ class FakeApiServer(Writes):
                 if one is not None:
                     self._send_json(*one)
                     return
-                kind = PATHS.get(parsed.path)
-                if kind is not None and kind not in ("nodes", "pods") and not fake.serve_dra:
-                    kind = None
-                if kind is None and parsed.path in fake.documents:
+                listed = collection(parsed.path, query)
+                if listed is not None and listed.kind not in _SERVED_ALWAYS and not fake.serve_dra:
+                    listed = None
+                if listed is not None and listed.kind in fake.forbidden:
+                    self._send_json(403, _status(403, "Forbidden", f"cannot list resource {listed.kind!r}"))
+                    return
+                if listed is None and parsed.path in fake.documents:
                     self._send_json(200, fake.documents[parsed.path])
                     return
-                if kind is None:
+                if listed is None:
                     self._send_json(404, {"kind": "Status", "code": 404, "reason": "NotFound", "message": "no"})
                     return
                 if query.get("watch") in ("true", "1"):
-                    self._watch(kind, query)
+                    self._watch(listed, query)
                     return
                 with fake.lock:
-                    fake.list_count[kind] += 1
-                    items = [copy.deepcopy(o) for o in fake.objects[kind].values()]
+                    fake.list_count[listed.kind] += 1
+                    items = [copy.deepcopy(o) for o in fake.objects[listed.kind].values() if listed.holds(o)]
                     rv = fake.rv
-                list_kind = {"nodes": "NodeList", "pods": "PodList"}.get(kind, "List")
-                self._send_json(
-                    200,
-                    {"kind": list_kind, "apiVersion": "v1", "metadata": {"resourceVersion": str(rv)}, "items": items},
-                )
+                list_kind, api_version = _LIST_KINDS.get(listed.kind, ("List", "v1"))
+                meta = {"resourceVersion": str(rv)}
+                self._send_json(200, {"kind": list_kind, "apiVersion": api_version, "metadata": meta, "items": items})
 
             def _one(self, path: str) -> tuple[int, dict[str, Any]] | None:
-                """GET /api/v1/nodes/<name> or /api/v1/namespaces/<ns>/pods/<name>; None for other paths."""
-                parts = path.strip("/").split("/")
-                if parts[:3] == ["api", "v1", "nodes"] and len(parts) == 4:
-                    kind, key = "nodes", parts[3]
-                elif parts[:3] == ["api", "v1", "namespaces"] and len(parts) == 6 and parts[4] == "pods":
-                    kind, key = "pods", f"{parts[3]}/{parts[5]}"
-                else:
+                """GET of one node, pod or Lease; None for other paths."""
+                named = one_object(path)
+                if named is None:
                     return None
+                kind, key = named
                 with fake.lock:
                     found = fake.objects[kind].get(key)
                     if found is not None:
                         return 200, copy.deepcopy(found)
-                return 404, _status(404, "NotFound", f'{kind} "{key}" not found')
+                return 404, _status(404, "NotFound", f'{kind} "{key.split("/")[-1]}" not found')
 
             def _chunk(self, data: bytes) -> None:
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                 self.wfile.flush()
 
-            def _watch(self, kind: str, query: dict[str, str]) -> None:
+            def _watch(self, listed: Collection, query: dict[str, str]) -> None:
+                kind = listed.kind
                 since = int(query.get("resourceVersion") or 0)
                 deadline = time.time() + min(float(query.get("timeoutSeconds") or 5), 5)
                 with fake.lock:
@@ -200,7 +206,7 @@ class FakeApiServer(Writes):
                             break
                         # events are kept in resourceVersion order: start after ``since`` without a scan
                         start = bisect.bisect_right(fake.events, since, key=lambda e: e[0])
-                        pending = [e for e in fake.events[start:] if e[1] == kind]
+                        pending = [e for e in fake.events[start:] if e[1] == kind and listed.holds(e[3])]
                         if not pending:
                             fake.lock.wait(timeout=0.05)
                             continue
@@ -217,6 +223,7 @@ class FakeApiServer(Writes):
             def _body(self, method: str) -> dict[str, Any]:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 fake.requests.append((method, self.path, dict(self.headers), body))
+                fake.writes[written_resource(self.path)] += 1
                 doc: dict[str, Any] = json.loads(body)
                 return doc
 
@@ -226,6 +233,10 @@ class FakeApiServer(Writes):
                 parts = urllib.parse.urlparse(self.path).path.strip("/").split("/")
                 if len(parts) == 7 and parts[4] == "pods" and parts[6] == "binding":
                     self._send_json(*fake.bind(f"{parts[3]}/{parts[5]}", doc))
+                    return
+                listed = collection(urllib.parse.urlparse(self.path).path, {})
+                if listed is not None and listed.kind == "leases" and listed.namespace:
+                    self._send_json(*fake.create("leases", listed.namespace, doc))
                     return
                 path = f"{urllib.parse.urlparse(self.path).path}/{doc['metadata']['name']}"
                 if path in fake.documents:
@@ -241,6 +252,10 @@ class FakeApiServer(Writes):
                 """Replace an object, refused (409) when its resourceVersion is not the stored one."""
                 doc = self._body("PUT")
                 path = urllib.parse.urlparse(self.path).path
+                named = one_object(path)
+                if named is not None:
+                    self._send_json(*fake.update(*named, doc))
+                    return
                 stored = fake.documents.get(path)
                 if stored is None or stored["metadata"].get("resourceVersion") != doc["metadata"].get(
                     "resourceVersion"
@@ -257,6 +272,7 @@ class FakeApiServer(Writes):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
                 fake.requests.append(("PATCH", self.path, dict(self.headers), body))
+                fake.writes[written_resource(self.path)] += 1
                 path = urllib.parse.urlparse(self.path).path
                 if path in fake.documents:
                     if self.headers.get("Content-Type") != "application/json-patch+json":
@@ -271,10 +287,7 @@ class FakeApiServer(Writes):
                         target[last] = op["value"]
                     self._send_json(200, doc)
                     return
-                parts = path.strip("/").split("/")
-                if len(parts) == 6 and parts[4] == "pods":
-                    self._send_json(*fake.merge_patch("pods", f"{parts[3]}/{parts[5]}", json.loads(body)))
-                else:
-                    self._send_json(*fake.merge_patch("nodes", parts[-1], json.loads(body)))
+                named = one_object(path) or ("nodes", path.strip("/").split("/")[-1])
+                self._send_json(*fake.merge_patch(*named, json.loads(body)))
 
         return Handler

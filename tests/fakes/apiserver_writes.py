@@ -1,4 +1,4 @@
-"""What the fake API server writes besides whole objects: merge patches of annotations under an optional
+"""How the fake API server writes: creates, updates and merge patches of annotations under an optional
 resourceVersion precondition, and pod bindings (a part of ``FakeApiServer``)."""
 
 from __future__ import annotations
@@ -36,9 +36,43 @@ class Writes:
                 return 409, _status(409, "Conflict", f'Operation cannot be fulfilled on {kind} "{key}"')
             merged = copy.deepcopy(found)
         for name, value in ((patch.get("metadata") or {}).get("annotations") or {}).items():
-            merged["metadata"].setdefault("annotations", {})[name] = value
+            notes = merged["metadata"].setdefault("annotations", {})
+            if value is None:  # a merge patch's null removes the key
+                notes.pop(name, None)
+            else:
+                notes[name] = value
         self.put(kind, merged)
         return 200, self.objects[kind][key]
+
+    def create(self, kind: str, namespace: str, doc: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """POST to a namespace's collection: 201 with the object as stored; 409 AlreadyExists by that name."""
+        meta = doc.setdefault("metadata", {})
+        meta["namespace"] = namespace
+        key = f"{namespace}/{meta.get('name')}"
+        with self.lock:
+            if key in self.objects[kind]:
+                self.conflicts += 1
+                status = _status(409, "AlreadyExists", f'{kind} "{meta.get("name")}" already exists')
+                return 409, {**status, "details": {"name": meta.get("name"), "kind": kind}}
+            meta.pop("resourceVersion", None)  # the server sets it; a create naming one is refused by the real one
+            meta["uid"] = f"uid-{kind}-{key}"
+            meta["creationTimestamp"] = "2026-12-02T10:00:00Z"
+            self.put(kind, doc)
+            return 201, self.objects[kind][key]
+
+    def update(self, kind: str, key: str, doc: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """PUT of one object: 404 when gone (no create on update, as for Leases), 409 on a stale resourceVersion."""
+        with self.lock:
+            found = self.objects[kind].get(key)
+            if found is None:
+                return 404, _status(404, "NotFound", f'{kind} "{key.split("/")[-1]}" not found')
+            wanted = (doc.get("metadata") or {}).get("resourceVersion")
+            if wanted and wanted != found["metadata"].get("resourceVersion"):
+                self.conflicts += 1
+                return 409, _status(409, "Conflict", f'Operation cannot be fulfilled on {kind} "{key}"')
+            doc.setdefault("metadata", {})["uid"] = found["metadata"].get("uid")
+            self.put(kind, doc)
+            return 200, self.objects[kind][key]
 
     def bind(self, key: str, binding: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """``POST pods/<name>/binding``: the pod's spec.nodeName set, as the API server's binding REST does."""

@@ -1,7 +1,7 @@
 """Never over-committed: what the advisor approves counts as taken until the API server shows where the pod
-went, and its bind verb re-checks the room under the node's resourceVersion, so two replicas answering in
-turn cannot both hand out one GPU's milli. Against an HTTP-level fake API server, with the real kubernetes
-client, the real app and the real watch.
+went, and its bind verb re-checks the room under the resourceVersion of the node's claims Lease, so two
+replicas answering in turn cannot both hand out one GPU's milli. Against an HTTP-level fake API server, with
+the real kubernetes client, the real app and the real watch.
 
 The nodes share GPUs in the Alibaba convention (``alibabacloud.com/gpu-count`` GPUs of 1000 milli); the pods
 ask 600 milli of one GPU, so two of them never fit one GPU: 600 + 600 = 1200 > 1000.
@@ -128,7 +128,7 @@ def test_the_watch_replaces_the_pick_and_the_pod_is_counted_once(fake: FakeApiSe
     source.stop()
 
 
-def test_the_bind_verb_claims_the_node_then_binds(fake: FakeApiServer) -> None:
+def test_the_bind_verb_claims_the_node_in_its_lease_then_binds_and_writes_no_node(fake: FakeApiServer) -> None:
     advisor, source = replica(fake)
     first = share("first")
     fake.put("pods", first)
@@ -136,10 +136,10 @@ def test_the_bind_verb_claims_the_node_then_binds(fake: FakeApiServer) -> None:
         assert passed(app, first, ["t4-a"]) == ["t4-a"]
         assert bind(app, first, "t4-a") == ""
     assert fake.bindings == [("openb/first", "t4-a")]
-    claims = read_claims("t4-a", fake.objects["nodes"]["t4-a"]["metadata"]["annotations"][ANNOTATION_CLAIMS])
+    lease = fake.objects["leases"]["gpu-advisor/claims-t4-a"]
+    claims = read_claims("t4-a", lease["metadata"]["annotations"][ANNOTATION_CLAIMS])
     assert [c.uid for c in claims] == ["uid-first"]
-    patch = next(json.loads(body) for method, path, _, body in fake.requests if method == "PATCH")
-    assert patch["metadata"]["resourceVersion"], "the claim is written under the node's resourceVersion"
+    assert fake.writes == {"leases": 1, "pods/binding": 1}, "no Node is written: the claim is the Lease's"
     source.stop()
 
 
@@ -161,8 +161,9 @@ def test_two_replicas_cannot_both_bind_one_gpu(fake: FakeApiServer) -> None:
         assert bind(app_a, first, "t4-a") == ""
         why = bind(app_b, second, "t4-a")
     assert "no longer has room" in why and "t4-a" in why, why
-    assert fake.conflicts == 1
+    assert fake.conflicts == 1  # B created the node's Lease too late: 409 AlreadyExists, then read it
     assert fake.bindings == [("openb/first", "t4-a")]
+    assert fake.writes["nodes"] == 0
     source_a.stop()
 
 

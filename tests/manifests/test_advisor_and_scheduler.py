@@ -42,7 +42,9 @@ def test_the_advisor_runs_two_replicas_with_probes_and_a_disruption_budget(rende
     assert deployment["spec"]["minReadySeconds"] == 5
 
 
-def test_the_advisor_may_only_read_nodes_pods_and_dra_objects(rendered: list[dict[str, Any]]) -> None:
+def test_the_advisor_may_only_read_nodes_pods_and_dra_objects_and_write_its_own_leases(
+    rendered: list[dict[str, Any]],
+) -> None:
     role = find(rendered, "ClusterRole", "gpu-advisor-reader")
     assert role["rules"] == [
         {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": ["get", "list", "watch"]},
@@ -52,12 +54,21 @@ def test_the_advisor_may_only_read_nodes_pods_and_dra_objects(rendered: list[dic
             "verbs": ["get", "list", "watch"],
         },
     ]
-    # Writing: only what the bind verb needs (its claim on the Node, the Binding), nothing else.
+    # Writing: only what the bind verb needs (the Binding; its claims in its own namespace's Leases), no Node.
     binder = find(rendered, "ClusterRole", "gpu-advisor-binder")
-    assert binder["rules"] == [
-        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["patch"]},
-        {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]},
+    assert binder["rules"] == [{"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]}]
+    claims = find(rendered, "Role", "gpu-advisor-claims")
+    assert claims["metadata"]["namespace"] == "gpu-advisor"
+    assert claims["rules"] == [
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "verbs": ["get", "list", "watch", "create", "update", "patch"],
+        }
     ]
+    claims_binding = find(rendered, "RoleBinding", "gpu-advisor-claims")
+    assert claims_binding["metadata"]["namespace"] == "gpu-advisor"
+    assert claims_binding["subjects"] == [{"kind": "ServiceAccount", "name": "gpu-advisor", "namespace": "gpu-advisor"}]
     publisher = find(rendered, "ClusterRole", "gpu-advisor-topology-publisher")
     assert publisher["rules"][0]["verbs"] == ["get", "patch"]
     bound = {b["roleRef"]["name"] for b in rendered if b["kind"] == "ClusterRoleBinding"}

@@ -32,6 +32,7 @@ def test_one_advisor_killed_for_3_6_s_binds_nothing_blind_and_places_the_waiting
     found = run(sample, replicas=1, mode="kill-all", outage_at=0.4, down_s=3.6, rate=0)
     assert found["outage_completed"] and found["pods_that_waited"] > 0
     assert found["overcommitted_nodes"] == 0 and found["bound_while_no_replica_was_up"] == 0
+    assert found["nodes_written"] == calm["nodes_written"] == 0  # every claim went into a Lease
     assert found["longest_wait_after_back_s"] is not None and found["longest_wait_after_back_s"] <= 10
     assert abs(found["unallocated_percent"] - calm["unallocated_percent"]) <= 0.5
     assert calm["overcommitted_nodes"] == 0
@@ -40,11 +41,12 @@ def test_one_advisor_killed_for_3_6_s_binds_nothing_blind_and_places_the_waiting
 def test_two_replicas_answering_in_turn_one_killed(sample: Path) -> None:
     found = run(sample, replicas=2, mode="kill", outage_at=0.4, down_s=3.6)
     assert found["outage_completed"] and found["overcommitted_nodes"] == 0
+    assert found["nodes_written"] == 0
 
 
 def test_two_replicas_rolled_one_after_the_other_fail_no_call(sample: Path) -> None:
     found = run(sample, replicas=2, mode="roll", outage_at=0.4, down_s=0)
-    assert found["outage_completed"] and found["overcommitted_nodes"] == 0
+    assert found["outage_completed"] and found["overcommitted_nodes"] == 0 and found["nodes_written"] == 0
     assert found["failed_calls"] == 0  # each drained (not ready, connections closed) before it stopped
 
 

@@ -75,8 +75,8 @@ def test_a_watch_on_an_unreachable_api_server_warns_once_per_resource_then_once_
             with FakeApiServer(port) as fake:
                 fake.put("nodes", node("gpu-1"))
                 assert source.state.wait_ready(20)
-                # nodes, pods and the three DRA resources: each down once, each back once
-                eventually(lambda: len(warnings(caplog, "extender.sources.kube_watch")) == 10)
+                # nodes, pods, the claims Leases and the three DRA resources: each down once, each back once
+                eventually(lambda: len(warnings(caplog, "extender.sources.kube_watch")) == 2 * len(RESOURCES))
         finally:
             source.stop()
     assert sorted(line.split(":")[0] for line in down) == sorted(RESOURCES), down
