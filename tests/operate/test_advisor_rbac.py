@@ -4,7 +4,9 @@ namespace, and writes no Node."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -58,3 +60,43 @@ def test_the_advisor_writes_leases_only_in_its_own_namespace(installed: list[Doc
             },
         )
     ]
+
+
+SECURITY_PAGE = Path(__file__).resolve().parents[2] / "docs" / "install" / "security.md"
+LISTED = re.compile(r"--as=system:serviceaccount:gpu-advisor:([a-z-]+) \| grep[^\n]*\n(.*?)\n```", re.S)
+
+
+def listed_in_the_docs() -> dict[str, dict[tuple[str, tuple[str, ...]], set[str]]]:
+    """Each ServiceAccount's ``kubectl auth can-i --list`` rows on the security page: (resource, names) → verbs."""
+    found: dict[str, dict[tuple[str, tuple[str, ...]], set[str]]] = {}
+    for account, table in LISTED.findall(SECURITY_PAGE.read_text()):
+        rows = found.setdefault(account, {})
+        for line in table.splitlines()[1:]:  # the header first
+            resource, _urls, names, verbs = re.findall(r"\[[^\]]*\]|\S+", line)[:4]
+            key = (resource, tuple(names.strip("[]").split()))
+            rows.setdefault(key, set()).update(verbs.strip("[]").split())
+    return found
+
+
+def as_listed(docs: list[Doc], account: tuple[str, str]) -> dict[tuple[str, tuple[str, ...]], set[str]]:
+    """The rules bound to ``account``, as kubectl lists them: one row per resource (``name.group``) and names."""
+    rows: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+    for _, rule in granted(docs, account):
+        for group in rule.get("apiGroups", [""]):
+            for resource in rule.get("resources", []):
+                key = (f"{resource}.{group}" if group else resource, tuple(rule.get("resourceNames", [])))
+                rows.setdefault(key, set()).update(rule["verbs"])
+    return rows
+
+
+@pytest.mark.parametrize("account", ["gpu-advisor", "gpu-advisor-agent", "gpu-advisor-certs"])
+def test_the_security_page_lists_what_each_service_account_may_do(installed: list[Doc], account: str) -> None:
+    assert listed_in_the_docs()[account] == as_listed(installed, ("gpu-advisor", account))
+
+
+def test_the_binder_is_granted_only_where_the_bind_verb_is_on() -> None:
+    def binds(docs: list[Doc]) -> bool:
+        return any(rule.get("resources") == ["pods/binding"] for _, rule in granted(docs, ADVISOR))
+
+    assert binds(render())
+    assert not binds(render({"scheduler": {"managedResources": True}}))
