@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import logging
-import socket
-import ssl
-from pathlib import Path
 from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry
@@ -25,20 +22,11 @@ from extender.sources.polling import Telemetry
 from extender.sources.prometheus import PrometheusTelemetry, PrometheusUrlError
 from extender.sources.snapshot import simulated_cluster
 from extender.sources.telemetry_trust import TelemetryTrust
-from gpu_advisor.connections import deadline_protocol
 from gpu_advisor.history_sources import history_source, usage_source
-from gpu_advisor.listeners import (
-    EXTENDER,
-    PLAIN,
-    PLAIN_WITHOUT_VERBS,
-    WEBHOOKS,
-    ExtenderPort,
-    ServeError,
-    listen,
-    listening_line,
-)
+from gpu_advisor.listeners import ExtenderPort, ServeError, listen, listening_line
 from gpu_advisor.logs import install_log_hygiene
 from gpu_advisor.memory import kept_as_json, settle_memory
+from gpu_advisor.servers import build_servers, serve_on_configured_loop, uvicorn_config
 from webhook.admission import AdmissionSettings
 
 __all__ = [
@@ -194,37 +182,6 @@ def _live_telemetry(
     return agents
 
 
-LIMIT_CONCURRENCY = 512  # connections and requests at once per listener; past it, 503 at once
-KEEP_ALIVE_S = 5
-
-
-def uvicorn_config(app: Any, host: str, port: int, limits: Limits | None = None, **extra: Any) -> Any:
-    """The server settings (benchmarks/wire.py runs its no-op under the very same ones).
-
-    httptools parses HTTP when installed (``uvicorn[standard]``, a dependency). The protocol is
-    wrapped with read deadlines (``connections``), and connections are limited per listener.
-    """
-    import uvicorn
-
-    limits = limits or Limits()
-    return uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        # asyncio's own loop, not uvloop: with uvloop a CPU-bound judgement in the worker thread held
-        # /healthz to a p99 of 232 ms under the worst dry-runs (more GIL hand-offs per request), against
-        # < 100 ms here; the extender's warm path skips the framework instead (``scheduler``).
-        loop="asyncio",
-        http=deadline_protocol(limits.header_timeout_s, limits.body_timeout_s),
-        log_level="info",
-        access_log=False,
-        limit_concurrency=LIMIT_CONCURRENCY,
-        timeout_keep_alive=KEEP_ALIVE_S,
-        timeout_graceful_shutdown=10,
-        **extra,
-    )
-
-
 def run(
     advisor: Advisor,
     background: Background,
@@ -242,9 +199,7 @@ def run(
     """Serve plain HTTP on ``port`` (/v1, console, health, metrics), with a certificate HTTPS on ``tls_port``
     (webhooks and health: the API server calls webhooks over TLS only), and with ``extender``'s client CA
     kube-scheduler's verbs on their own HTTPS port to a client certificate (else on the plain port)."""
-    import uvicorn
-
-    from gpu_advisor.app import Edge, build_app
+    from gpu_advisor.app import Edge
 
     extender = extender or ExtenderPort()
     if bool(cert) != bool(key):
@@ -253,21 +208,13 @@ def run(
         raise ServeError("--scheduler-client-ca needs --tls-cert and --tls-key: the extender port serves HTTPS")
     limits = limits or Limits()
     edge = Edge(advisor, admission or AdmissionSettings(), limits, auth, verbs_on_plain=not extender.client_ca)
-    listeners = [listen(host, port)] + ([listen(host, tls_port)] if cert and key else [])
-    servers = [uvicorn.Server(uvicorn_config(build_app(edge, "plain"), host, port, limits))]
-    roles = [PLAIN if edge.verbs_on_plain else PLAIN_WITHOUT_VERBS]
-    if cert and key:
-        servers.append(_tls_server(build_app(edge, "tls"), host, tls_port, limits, (cert, key), background))
-        roles.append(WEBHOOKS)
-    if extender.client_ca and cert and key:
-        listeners.append(listen(host, extender.port))
-        app = build_app(edge, "scheduler")
-        servers.append(_tls_server(app, host, extender.port, limits, (cert, key), background, extender.client_ca))
-        roles.append(EXTENDER)
+    pair = (cert, key) if cert and key else None  # both or neither, as checked above
+    listeners, servers, roles, reloaders = build_servers(edge, host, (port, tls_port), pair, extender)
+    background.parts.extend(reloaders)
     install_log_hygiene()
     # uvicorn names no address when handed bound sockets. Its logger (configured by now) is the one its
     # own start-up lines go through, written whatever --log-level says.
-    logging.getLogger("uvicorn.error").info(listening_line([s.getsockname() for s in listeners], tuple(roles)))
+    logging.getLogger("uvicorn.error").info(listening_line([s.getsockname() for s in listeners], roles))
     if advisor.state.ready:  # a snapshot: built already (a live cluster's watch does this once synced)
         advisor.keep_standing()
         settle_memory([advisor])
@@ -282,47 +229,3 @@ def run(
     finally:
         background.stop()
     return 0
-
-
-def _tls_server(
-    app: Any,
-    host: str,
-    port: int,
-    limits: Limits,
-    pair: tuple[str, str],
-    background: Background,
-    client_ca: str | None = None,
-) -> Any:
-    """An HTTPS server (the webhooks'; with ``client_ca``, the extender's, which requires a client
-    certificate that CA signed); its certificate reloader runs in the background."""
-    import uvicorn
-
-    from webhook.certs import CertReloader
-
-    cert, key = pair
-    try:
-        reloader = CertReloader(Path(cert), Path(key), client_ca=Path(client_ca) if client_ca else None)
-    except (OSError, ssl.SSLError) as exc:
-        which = "--tls-cert/--tls-key" + (f" or --scheduler-client-ca {client_ca}" if client_ca else "")
-        raise ServeError(f"cannot load {which}: {exc}") from None
-    config = uvicorn_config(app, host, port, limits, ssl_certfile=cert, ssl_keyfile=key)
-    config.load()
-    config.ssl = reloader.context  # renewed files reach new connections without a restart
-    background.parts.append(reloader)
-    return uvicorn.Server(config)
-
-
-def serve_on_configured_loop(servers: list[Any], sockets: list[socket.socket] | None = None) -> None:
-    """Run uvicorn servers together (each on its bound socket, if given) on the event loop their config
-    names. A bare ``asyncio.run`` would always take asyncio's own loop: only ``uvicorn.run`` applies
-    the config's loop, and several listeners cannot share one ``uvicorn.run``."""
-    import asyncio
-
-    async def serve_all() -> None:
-        if sockets is None:
-            await asyncio.gather(*(server.serve() for server in servers))
-        else:
-            await asyncio.gather(*(server.serve(sockets=[s]) for server, s in zip(servers, sockets, strict=True)))
-
-    with asyncio.Runner(loop_factory=servers[0].config.get_loop_factory()) as runner:
-        runner.run(serve_all())

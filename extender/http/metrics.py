@@ -49,16 +49,22 @@ class Metrics:
             "Times working out the standing pod shapes' verdicts failed (then judged on request)",
             registry=registry,
         )
-        self.bindings = Counter(
-            "gpu_advisor_bindings",
-            "Bind verb calls by outcome: bound, refused (no room now), failed",
-            ["outcome"],
-            registry=registry,
-        )
-        self.bind_refusals = Counter(
-            "gpu_advisor_bind_refusals",
-            "Bindings refused because kube-scheduler would not bind them: by reason (scheduler, node-unknown, "
-            "constraints, not-approved, pod-unknown)",
-            ["reason"],
-            registry=registry,
-        )
+        self.bindings, self.bind_refusals = _binding_metrics(registry)
+
+
+def _binding_metrics(registry: CollectorRegistry) -> tuple[Counter, Counter]:
+    """The bind verb's calls by outcome, and the bindings refused as kube-scheduler would not make them."""
+    bindings = Counter(
+        "gpu_advisor_bindings",
+        "Bind verb calls by outcome: bound, refused (no room now), failed",
+        ["outcome"],
+        registry=registry,
+    )
+    bind_refusals = Counter(
+        "gpu_advisor_bind_refusals",
+        "Bindings refused because kube-scheduler would not bind them: by reason (scheduler, node-unknown, "
+        "constraints, not-approved, pod-unknown)",
+        ["reason"],
+        registry=registry,
+    )
+    return bindings, bind_refusals

@@ -9,33 +9,32 @@ judge nodes takes the judging lane (a worker thread when it is large).
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
-from extender.cluster.claims import Binding
 from extender.cluster.dra_view import pod_through_claims
 from extender.errors import MalformedInput, validation_problems
 from extender.http.advisor import Advisor, pod_key
-from extender.http.approvals import chosen_by_filter, chosen_by_prioritize, refusal
-from extender.http.bind_guard import Approval, ApprovalLog, Refusal, constraints_refusal, pod_uid
+from extender.http.approvals import chosen_by_filter, chosen_by_prioritize
+from extender.http.bind_guard import Approval, ApprovalLog, pod_uid
+from extender.http.bind_verb import NOT_SYNCED, BindVerb, unsynced
 from extender.http.candidates import CandidateLists
 from extender.http.offloop import BIG_CALL_NODES, Lane
 from extender.http.pod_requests import PodRequests
 from extender.http.replies import ReplyFragments, WholeReplies, filter_answer
 from extender.http.requests import BadRequest, parse_json
-from extender.http.wire import ExtenderArgs, ExtenderBindingArgs, extender_args
+from extender.http.wire import ExtenderArgs, extender_args
 from extender.model.pods import PodRequest
 from extender.scoring import Verdict
 
-__all__ = ["Answer", "SchedulerVerbs"]
+__all__ = ["NOT_SYNCED", "Answer", "SchedulerVerbs"]
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +45,6 @@ Then = Callable[[], None]
 # (args, candidate names, sent Nodes, the pod's request)
 _Parsed = tuple[ExtenderArgs, list[str], dict[str, dict[str, Any]], PodRequest]
 _FILTER_FAILED: dict[str, Any] = {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {}}
-# Fail closed: a replica that has not yet heard every bound pod could approve a GPU another pod holds.
-NOT_SYNCED = "gpu-advisor has not synced the cluster from the API server yet; the pod waits and is retried"
 
 
 def _dumps(doc: Any) -> bytes:
@@ -73,11 +70,11 @@ class SchedulerVerbs:
         self.pods = PodRequests()
         self.candidates = CandidateLists()
         self.approved = ApprovalLog()  # what this replica's answers approved: the bind verb binds only that
+        self.binds = BindVerb(advisor, self.approved)
         advisor.standing_listeners.append(self.fragments.encode_ahead)
         metrics = advisor.metrics
         # Label children bound once: ``.labels()`` is a lock and a lookup on every call otherwise.
-        self._ok = {verb: metrics.requests.labels(verb, "ok") for verb in ("filter", "prioritize", "bind")}
-        self._bindings = {outcome: metrics.bindings.labels(outcome) for outcome in ("bound", "refused", "failed")}
+        self._ok = {verb: metrics.requests.labels(verb, "ok") for verb in ("filter", "prioritize")}
         self._bad = {verb: metrics.requests.labels(verb, "bad-request") for verb in ("filter", "prioritize")}
         self._seconds = {verb: metrics.seconds.labels(verb) for verb in ("filter", "prioritize")}
         self._outcomes = [metrics.verdicts.labels(outcome) for outcome in ("pass", "fail", "unresolvable")]
@@ -100,7 +97,7 @@ class SchedulerVerbs:
         except MalformedInput as exc:
             self._bad["filter"].inc()
             return _problem(exc), _nothing
-        if _unsynced(self.advisor):
+        if unsynced(self.advisor):
             self.advisor.metrics.requests.labels("filter", "not-synced").inc()
             return (200, _dumps(_FILTER_FAILED | {"Error": NOT_SYNCED})), _nothing
         try:
@@ -258,77 +255,10 @@ class SchedulerVerbs:
         return await self.bind(body), _nothing
 
     async def bind(self, body: bytes) -> Answer:
-        """kube-scheduler's bind: re-check the room as every replica has promised it, then bind
-        (``extender.sources.kube_binder``); ``{"Error": ""}`` when bound, else why not."""
-        metrics = self.advisor.metrics
-        try:
-            doc = parse_json(body)
-            args = ExtenderBindingArgs.model_validate(doc)
-        except BadRequest as exc:
-            metrics.requests.labels("bind", "bad-request").inc()
-            return exc.http_status, json.dumps({"detail": str(exc)}).encode()
-        except ValidationError as exc:
-            metrics.requests.labels("bind", "bad-request").inc()
-            return 400, json.dumps({"detail": f"not an ExtenderBindingArgs body: {validation_problems(exc)}"}).encode()
-        binding = Binding(args.pod_name, args.pod_namespace, args.pod_uid, args.node)
-        try:
-            guarded = await self._guard(binding)
-            if isinstance(guarded, Refusal):
-                metrics.bind_refusals.labels(guarded.reason).inc()
-            why = guarded.message if isinstance(guarded, Refusal) else guarded or await self._bind(binding)
-        except Exception as exc:  # fail closed, and say so: kube-scheduler places the pod again
-            log.exception("bind failed")
-            guarded, why = None, f"gpu-advisor failed: {exc}"
-        refused = isinstance(guarded, Refusal) or "no longer has room" in why
-        outcome = "bound" if not why else "refused" if refused else "failed"
-        self._bindings[outcome].inc()
-        self._ok["bind"].inc()
-        if why:
-            log.info("bind %s/%s to %s refused: %s", binding.namespace, binding.name, binding.node, why)
-        return 200, _dumps({"Error": why})
-
-    async def _guard(self, binding: Binding) -> Refusal | str | None:
-        """Why kube-scheduler would not make this binding (``bind_guard``); a plain string when the
-        advisor cannot bind at all; None: on to the binder."""
-        advisor = self.advisor
-        if _unsynced(advisor):
-            return NOT_SYNCED
-        approvals = advisor.approvals
-        if approvals is None or approvals.binder is None:
-            return f"gpu-advisor serves {advisor.state.source}: it has no API server to bind through"
-        approval = self.approved.get(binding.uid, advisor.clock())
-        if approval is not None:
-            spec = approval.spec
-        else:  # never approved here: read the pod, to say which rule it breaks
-            read = await asyncio.to_thread(approvals.binder.read_pod, binding)
-            if isinstance(read, str):
-                return Refusal("pod-unknown", read)
-            found = read.get("spec")
-            spec = found if isinstance(found, Mapping) else {}
-        node = advisor.state.node(binding.node)
-        refused = constraints_refusal(spec, binding.node, node, advisor.bind_schedulers)
-        if refused is None and (approval is None or not approval.covers(binding.node)):
-            refused = Refusal(
-                "not-approved",
-                f"no filter or prioritize answer of this replica passed {binding.namespace}/{binding.name} on "
-                f"{binding.node} in the last {self.approved.window_s:.0f} s; placed again",
-            )
-        if refused is not None:
-            refused = Refusal(refused.reason, f"refused to bind {binding.namespace}/{binding.name}: {refused.message}")
-        return refused
-
-    async def _bind(self, binding: Binding) -> str:
-        advisor = self.advisor
-        assert advisor.approvals is not None and advisor.approvals.binder is not None  # checked by _guard
-        return await advisor.approvals.binder.bind_on_loop(binding, lambda pod, node: refusal(advisor, pod, node))
+        return await self.binds.bind(body)
 
 
 Counts = tuple[int, ...]
-
-
-def _unsynced(advisor: Advisor) -> bool:
-    """A live source (one that keeps health) whose first list of every object has not finished."""
-    return advisor.state.source_health is not None and not advisor.state.ready
 
 
 def _nodes_head(args: ExtenderArgs, verdicts: list[Verdict]) -> str:

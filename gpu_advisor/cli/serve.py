@@ -201,21 +201,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     serve.add_argument("--tls-cert", metavar="FILE", help="serving certificate (PEM): also serve HTTPS on --tls-port")
     serve.add_argument("--tls-key", metavar="FILE", help="its private key (PEM); both are reloaded when renewed")
     serve.add_argument("--tls-port", type=int, default=8443, help="HTTPS port for the webhooks (default 8443)")
-    serve.add_argument(
-        "--scheduler-client-ca",
-        metavar="FILE",
-        help="serve kube-scheduler's verbs (/scheduler/*) only on --scheduler-port, over HTTPS, to a client "
-        "certificate this CA signed (ca.crt of `certs create`; needed with --cluster kube)",
-    )
-    serve.add_argument(
-        "--scheduler-port", type=int, default=8444, help="HTTPS port of the extender verbs (default 8444)"
-    )
-    serve.add_argument(
-        "--insecure-scheduler-verbs",
-        action="store_true",
-        help="with --cluster kube and no --scheduler-client-ca: serve the verbs, which bind pods, on the plain port "
-        "to anyone who reaches it (logged; gauge gpu_advisor_extender_unauthenticated)",
-    )
+    _extender_port_options(serve)
     _scheduler_options(serve)
     serve.add_argument(
         "--api-auth",
@@ -236,6 +222,25 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     _limits(serve)
     serve.set_defaults(handler=_serve)
+
+
+def _extender_port_options(serve: argparse.ArgumentParser) -> None:
+    """Where kube-scheduler's verbs are served, and to whom."""
+    serve.add_argument(
+        "--scheduler-client-ca",
+        metavar="FILE",
+        help="serve kube-scheduler's verbs (/scheduler/*) only on --scheduler-port, over HTTPS, to a client "
+        "certificate this CA signed (ca.crt of `certs create`; needed with --cluster kube)",
+    )
+    serve.add_argument(
+        "--scheduler-port", type=int, default=8444, help="HTTPS port of the extender verbs (default 8444)"
+    )
+    serve.add_argument(
+        "--insecure-scheduler-verbs",
+        action="store_true",
+        help="with --cluster kube and no --scheduler-client-ca: serve the verbs, which bind pods, on the plain port "
+        "to anyone who reaches it (logged; gauge gpu_advisor_extender_unauthenticated)",
+    )
 
 
 def _scheduler_options(serve: argparse.ArgumentParser) -> None:
