@@ -83,6 +83,9 @@ class ClaimsWriter:
         except ApiException as exc:
             if exc.status == 409 or (exc.status == 404 and lease is not None):
                 raise Stale(f"{exc.status} {exc.reason}") from exc
+            if exc.status == 404:  # creating: the namespace itself is missing
+                why = f"{exc.reason}: the claims namespace {self.namespace} must exist (or serve --claims-namespace)"
+                raise ApiException(status=404, reason=why) from exc
             raise
         written: dict[str, Any] = json.loads(raw)
         return written

@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from kubernetes.client.exceptions import ApiException
 
 from extender.advice.replay.advisor_policy import replay_node_object
 from extender.cluster.claim_leases import CLAIMS_COMPONENT, ClaimLease, lease_name, lease_object, read_lease
 from extender.cluster.claims import ANNOTATION_CLAIMS, Claim, claim_object, read_claims, write_claims
-from extender.sources.claims_writer import own_namespace
+from extender.sources.claims_writer import ClaimsWriter, own_namespace
 from gpu_advisor.app import create_app
 from tests.containment.live import eventually
 from tests.fakes.apiserver import FakeApiServer
@@ -181,3 +182,15 @@ def test_the_claims_namespace_is_the_pods_own_unless_chosen(
     if in_file is not None:
         namespace_file.write_text(in_file + "\n")
     assert own_namespace(chosen, "gpu-advisor", env, namespace_file) == found
+
+
+def test_a_missing_claims_namespace_is_named_in_the_refusal() -> None:
+    """Creating a node's first claims Lease in a namespace that does not exist: 404, said as such."""
+
+    def send(method: str, path: str, body: object, content_type: str) -> bytes:
+        raise ApiException(status=404, reason="Not Found")
+
+    with pytest.raises(ApiException) as refused:
+        ClaimsWriter("gpu-advisor", send).write("t4-a", "uid-t4-a", write_claims([]), None)
+    assert refused.value.status == 404
+    assert "the claims namespace gpu-advisor must exist" in str(refused.value.reason)
