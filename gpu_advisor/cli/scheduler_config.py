@@ -216,8 +216,17 @@ def scheduler_config(
 
 
 def _print(args: argparse.Namespace) -> int:
-    print(scheduler_config(args.url, args.weight, args.managed_resources, args.client_dir, args.server_name), end="")
+    text = scheduler_config(args.url, args.weight, args.managed_resources, args.client_dir, args.server_name)
+    print(with_kubeconfig(text, args.kubeconfig) if args.kubeconfig else text, end="")
     return 0
+
+
+def with_kubeconfig(text: str, kubeconfig: str) -> str:
+    """The configuration with ``clientConnection.kubeconfig`` set: kube-scheduler ignores its ``--kubeconfig``
+    flag when it is given ``--config``, so a scheduler run outside a pod reads its credentials from here."""
+    head, sep, tail = text.partition("\nclientConnection:")
+    line, newline, rest = tail.partition("\n")
+    return f"{head}{sep}{line}{newline}  kubeconfig: {kubeconfig}\n{rest}"
 
 
 def _weight(text: str) -> int:
@@ -236,6 +245,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     url_help = f"the advisor's /scheduler URL prefix (default {DEFAULT_URL})"
     config.add_argument("--url", default=DEFAULT_URL, help=url_help)
+    config.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="set clientConnection.kubeconfig: kube-scheduler's own credentials, for a scheduler run outside a pod "
+        "(it ignores --kubeconfig when given --config)",
+    )
     config.add_argument(
         "--client-dir",
         default=DEFAULT_CLIENT_DIR,

@@ -122,3 +122,12 @@ def test_a_pod_asking_for_an_a30_slice_is_judged_by_the_extender(api: TestClient
     answer = api.post("/v1/dry-run", json={"manifest": pod, "snapshot": snapshot}).json()
     assert answer["verdict"] == "schedulable on 1 node; best: a30-a with MIG 1g.6gb: 4 of 4 free"
     assert answer["filtered"][0]["reason"] == "offers no MIG 1g.6gb (MIG profiles here: 1g.5gb)"
+
+
+def test_a_scheduler_run_outside_a_pod_gets_its_kubeconfig_in_the_configuration(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """kube-scheduler ignores --kubeconfig when given --config: its credentials go in clientConnection."""
+    assert main(["scheduler-config", "--kubeconfig", "/etc/kube-scheduler/kubeconfig"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    assert printed["clientConnection"] == {"kubeconfig": "/etc/kube-scheduler/kubeconfig", "qps": 300, "burst": 600}
