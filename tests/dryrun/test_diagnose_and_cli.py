@@ -110,6 +110,22 @@ def test_a_node_selector_that_excludes_the_only_free_node_is_explained_at_placem
     ]
 
 
+def test_a_hami_share_where_gpus_are_shared_the_alibaba_way_is_explained_at_allocation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No room of the pod's kind anywhere, however idle share-a's GPUs: allocation answers, and names
+    the nodes that share GPUs another way."""
+    doc = yaml.safe_load((Path(__file__).parents[2] / "examples/held-share/cluster.yaml").read_text())
+    limits = {"nvidia.com/gpu": "1", "nvidia.com/gpumem": "4000"}
+    spec = {"containers": [{"name": "c", "resources": {"limits": limits}}]}
+    meta = {"name": "hami", "namespace": "ml"}
+    doc["items"].append({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+    result = diagnose(tmp_path, doc, "hami", capsys)
+    assert result["explained_by"] == "allocation"
+    assert result["steps"][0]["finding"].startswith("no node shares GPUs the hami way the pod asks")
+    assert result["steps"][0]["evidence"] == [f"share-{n}: shares GPUs the alibaba way" for n in "abc"]
+
+
 def test_a_cpu_bound_training_pod_is_explained_at_application(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
