@@ -103,9 +103,7 @@ _TEMPLATE = """\
 # A second scheduler whose only profile, `gpu-advisor`, binds each pod where the advisor ranks best.
 # Printed by `gpu-advisor scheduler-config`; what each setting is for:
 #  - percentageOfNodesToScore 100: every feasible node is scored (below 100, large clusters score 5 %).
-#  - extender weight {weight}: one point of the advisor's 0-10 counts {point} (weight x 10), more than
-#    the {most} that the enabled score plugins can add together, and the advisor gives exactly one node
-#    its top score, so kube-scheduler binds there.
+#  - extender weight {weight}: one point of the advisor's 0-10 counts {point} (weight x 10), {weight_note}
 #  - {managed_note}
 #  - {outage_note}
 #  - when kube-scheduler places alone, the profile packs: NodeResourcesFit scores MostAllocated,
@@ -187,6 +185,23 @@ _TLS = """\
 _PLAIN = "    enableHTTPS: false  # plain HTTP: the advisor must run with --insecure-scheduler-verbs\n"
 
 
+def weight_note(weight: int) -> str:
+    """What the printed comment says of ``weight`` after "counts N (weight x 10),": true for the weight
+    given, so a lowered weight is never described as outweighing the score plugins."""
+    point, most = weight * MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY, sum(ENABLED.values()) * MAX_NODE_SCORE
+    if point > most:
+        return (
+            f"more than\n#    the {most} that the enabled score plugins can add together, and the advisor gives "
+            "exactly one node\n#    its top score, so kube-scheduler binds there."
+        )
+    compared = "no more than" if point == most else "less than"
+    return (
+        f"{compared}\n#    the {most} that the enabled score plugins can add together: they can match or "
+        "outweigh the advisor,\n#    so kube-scheduler may bind elsewhere than its top node "
+        f"(weight {DEFAULT_WEIGHT} or more outweighs them)."
+    )
+
+
 def scheduler_config(
     url: str = DEFAULT_URL,
     weight: int = DEFAULT_WEIGHT,
@@ -196,12 +211,11 @@ def scheduler_config(
 ) -> str:
     disabled = "\n".join(f"          - name: {name}" for name in OFF_IN_PROFILE)
     plain = url.startswith("http://")
-    most = sum(ENABLED.values()) * MAX_NODE_SCORE
     text = _TEMPLATE.format(
         url=url,
         weight=weight,
         point=weight * MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY,
-        most=most,
+        weight_note=weight_note(weight),
         disabled=disabled,
         managed_note=_LISTED if managed else _EVERY_POD,
         outage_note=_OUTAGE_PROCEEDS if managed else _OUTAGE_WAITS,
