@@ -84,7 +84,10 @@ def _diagnose(args: argparse.Namespace) -> int:
     wanted = (args.namespace, args.pod)
     pod = next((p for p in snap.pods if _key(p) == wanted), None)
     if pod is None:
-        raise CliError(f"no GPU pod {args.namespace}/{args.pod} in {args.cluster}")
+        # The name in another namespace is the likeliest slip: name it, and the flag that reaches it.
+        elsewhere = sorted({str(ns) for ns, name in map(_key, snap.pods) if name == args.pod and ns})
+        hint = f"; {args.pod} is in {', '.join(elsewhere)}: -n {elsewhere[0]}" if elsewhere else ""
+        raise CliError(f"no GPU pod {args.namespace}/{args.pod} in {args.cluster}{hint}")
     policy = _policy(args)
     state = snap.cluster(args.cluster)
     telemetry = _telemetry(args, snap, state, policy.telemetry_max_age_s, f"{args.namespace}/{args.pod}")

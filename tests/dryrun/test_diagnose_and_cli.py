@@ -181,6 +181,12 @@ def test_diagnose_a_pod_that_is_not_there_is_one_line(tmp_path: Path, capsys: py
     assert capsys.readouterr().err.strip() == f"gpu-advisor: error: no GPU pod ml/ghost in {tmp_path / 'cluster.yaml'}"
 
 
+def test_diagnose_names_the_namespace_a_pod_of_that_name_is_in(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diagnose", "notebook-1", "--cluster", "simulated"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("no GPU pod default/notebook-1 in simulated; notebook-1 is in research: -n research")
+
+
 def test_explain_prints_the_ranking_and_exits_3_when_unschedulable(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
