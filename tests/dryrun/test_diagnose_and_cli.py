@@ -187,6 +187,14 @@ def test_diagnose_names_the_namespace_a_pod_of_that_name_is_in(capsys: pytest.Ca
     assert err.endswith("no GPU pod default/notebook-1 in simulated; notebook-1 is in research: -n research")
 
 
+def test_explain_says_when_it_answers_about_the_built_in_cluster(capsys: pytest.CaptureFixture[str]) -> None:
+    examples = Path(__file__).parents[2] / "examples"
+    assert main(["explain", str(examples / "finetune.yaml"), "--json"]) == 0
+    assert capsys.readouterr().err.startswith("explain: about the built-in simulated cluster (--cluster kube")
+    assert main(["explain", str(examples / "finetune.yaml"), "--json", "--cluster", "simulated"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_explain_prints_the_ranking_and_exits_3_when_unschedulable(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
