@@ -41,6 +41,7 @@ equal).
 from __future__ import annotations
 
 import argparse
+import sys
 
 from extender.model.amd_partitions import PARTITION_RESOURCES
 from extender.model.gpu_vendor import AMD
@@ -229,7 +230,15 @@ def scheduler_config(
     return text
 
 
+DRA_DEPRECATED = (
+    "gpu-advisor scheduler-config: --dra is deprecated and has no effect: the printed profile has no "
+    "managedResources, so pods asking GPUs through DRA claims reach the advisor anyway"
+)
+
+
 def _print(args: argparse.Namespace) -> int:
+    if args.dra:  # kept so scripts still run, and said, so nobody believes it changed the profile
+        print(DRA_DEPRECATED, file=sys.stderr)
     print(scheduler_config(args.url, args.weight, args.managed_resources, args.client_dir, args.server_name), end="")
     return 0
 
@@ -274,6 +283,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     which = config.add_mutually_exclusive_group()
     which.add_argument("--managed-resources", action="store_true", help=managed_help)
-    dra_help = "no longer needed (the default has no managedResources, so DRA pods are seen); kept for scripts"
+    dra_help = "deprecated, no effect (the default has no managedResources, so DRA pods are seen); kept for scripts"
     which.add_argument("--dra", action="store_true", help=dra_help)
     config.set_defaults(handler=_print)

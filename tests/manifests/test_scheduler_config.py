@@ -121,9 +121,11 @@ def test_the_weight_comment_is_true_for_the_weight_given(weight: int, says: str)
     assert ("may bind elsewhere" in printed) is (weight < DEFAULT_WEIGHT)
 
 
-def test_dra_is_still_accepted_and_prints_the_default(capsys: pytest.CaptureFixture[str]) -> None:
+def test_dra_is_still_accepted_prints_the_default_and_says_it_does_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["scheduler-config", "--dra"]) == 0
-    assert capsys.readouterr().out == scheduler_config()
+    printed = capsys.readouterr()
+    assert printed.out == scheduler_config()
+    assert printed.err.startswith("gpu-advisor scheduler-config: --dra is deprecated and has no effect")
 
 
 def test_a_pod_asking_for_an_a30_slice_is_judged_by_the_extender(api: TestClient) -> None:
