@@ -128,6 +128,7 @@ def _wire(advisor: Advisor, model: Any, cluster: str, prometheus: str | None) ->
     if cluster != KUBE:  # the console reads a snapshot's Pod objects (the live watch keeps only where pods run)
         pods = simulated_cluster().pods if cluster == SIMULATED else model.pods if isinstance(model.pods, list) else []
         advisor.pod_objects = kept_as_json(pods)
+        advisor.learn_look(pods)  # its pending pods, as explain and diagnose learn them from the same look
 
 
 def _usage_refresh(advisor: Advisor, every_s: float, by: str) -> UsageRefresh:

@@ -2,7 +2,8 @@
 
 `<!-- include: wire-table -->` in a page becomes the table of benchmarks/results/wire.csv, and the plot
 benchmarks/results/wire.png is published beside the pages as `wire.png`, so the numbers on the site are
-always those of the last committed run.
+always those of the last committed run. The page links the plots where they are committed
+(`../benchmarks/results/wire.png`), so it reads the same on its own; the site links its copies.
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ def on_files(files: Any, config: Any) -> Any:
     return files
 
 
+RESULTS_LINK = "](../benchmarks/results/"  # a plot as the page links it, outside the site's own files
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    markdown = markdown.replace(RESULTS_LINK, "](")  # the copies on_files publishes beside the pages
     if MARKER in markdown:
         markdown = markdown.replace(MARKER, wire_markdown(read_wire_csv()))
     if FLEETS in markdown:

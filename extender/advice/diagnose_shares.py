@@ -46,7 +46,11 @@ def share_room(
         f"{n.name}: milli free per GPU {','.join(map(str, n.shares.free))}" for n in sharing if n.shares is not None
     )
     if sharing:
-        finding = f"no node has {request.describe()} free: all allocated"
-    else:
-        finding = f"no node shares GPUs the {share.convention} way the pod asks ({share.source})"
-    return roomy, finding, evidence
+        return roomy, f"no node has {request.describe()} free: all allocated", evidence
+    # No room of the pod's kind at all, however idle the GPUs shared another way: allocation, not
+    # placement, answers (the evidence names those GPUs, which a user sees idle and asks about).
+    others = sorted(
+        (n.name, n.shares.convention) for n in nodes.values() if n.shares and n.shares.convention != share.convention
+    )
+    finding = f"no node shares GPUs the {share.convention} way the pod asks ({share.source})"
+    return roomy, finding, tuple(f"{name}: shares GPUs the {convention} way" for name, convention in others)

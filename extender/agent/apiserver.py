@@ -18,11 +18,11 @@ import json
 import os
 import ssl
 import urllib.parse
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from extender.agent.api_target import ApiTarget, token_file  # re-exported: where callers found them
 from extender.errors import SourceError
 
 __all__ = [
@@ -47,21 +47,6 @@ class NodeWriter(Protocol):
     """Anything that can merge-patch a Node: the agent's own client, or the kubernetes client's."""
 
     def patch_node(self, name: str, patch: Mapping[str, Any]) -> None: ...
-
-
-def token_file(path: Path) -> Callable[[], str]:
-    """The token as the file holds it now: the kubelet rotates ServiceAccount tokens in place."""
-    return lambda: path.read_text().strip()
-
-
-@dataclass(frozen=True)
-class ApiTarget:
-    """Where the API server is and how to show who we are."""
-
-    url: str  # scheme://host:port[/path prefix]
-    tls: ssl.SSLContext | None = None  # None: the system trust store, no client certificate
-    bearer: Callable[[], str] | None = None
-    basic: tuple[str, str] | None = None  # (user, password)
 
 
 class NodeApi:

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from extender.agent.apiserver import ApiTarget, token_file
+from extender.agent.api_target import ApiTarget, token_file
 
 __all__ = ["KubeconfigError", "NeedsKubernetesClient", "kubeconfig_paths", "kubeconfig_target"]
 

@@ -15,28 +15,16 @@ the model took conservatively (``gpu_advisor_invalid_objects``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
+
+from extender.cluster.degradation import Degradation, SourceHealth  # re-exported: where callers found them
 
 if TYPE_CHECKING:
     from extender.cluster.state import ClusterState
     from extender.model.readings import TelemetryBoard
 
 __all__ = ["Degradation", "Readiness", "SourceHealth", "readiness"]
-
-
-@dataclass(frozen=True)
-class Degradation:
-    part: str  # what is degraded: "api watch (pods)", "telemetry", "cluster model"
-    reason: str  # for a person
-    unready: bool  # True: the replica must not answer (see the module doc)
-
-
-class SourceHealth(Protocol):
-    """What a live source says about itself (the API server watch)."""
-
-    def degradations(self, now: float) -> Sequence[Degradation]: ...
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from extender.cluster.bound_pods import read_bound_pod
+from extender.cluster.degradation import SourceHealth
 from extender.cluster.dra_view import NO_DRA, DraObjects
-from extender.cluster.health import SourceHealth
 from extender.cluster.node import LABEL_REPLICAS, BoundPod, FreeReport, NodeState, format_time, parse_time
 from extender.cluster.overcommit import overcommitment
 from extender.cluster.shares import gpu_shares

@@ -21,7 +21,7 @@ from extender.model.pods import PodRequest
 from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
 from extender.scoring.held_pods import HeldPods
-from extender.scoring.holding import Holding, holding
+from extender.scoring.holding import Holding, holding, pending, waiting_milli
 from extender.scoring.reserve_ledger import ReserveLedger
 from extender.scoring.standing import standing_requests
 from extender.scoring.workload import MixLearner
@@ -157,6 +157,20 @@ class Advisor:
         self._verdict_memo()  # follows the current ClusterState, and has counted its running pods
         if not request.invalid:
             self.learner.observe(key, request)
+
+    def learn_look(self, pods: Iterable[Mapping[str, Any]]) -> None:
+        """The pending pods of the look the model was built from (a snapshot, the simulated cluster),
+        learned as explain learns them (``holding.look``): counted into the mix, renewed at once, and
+        those kube-scheduler found no node for waiting in the reserve's ledger. Without this the served
+        advisor knew a pending pod only once judged, and its mix only at the next doubling, so its
+        dry-run and filter passed a share that explain and diagnose said the reserve holds."""
+        self._verdict_memo()  # follows the current ClusterState, and has counted its running pods
+        now = self.clock()
+        for key, request, pod in pending(pods):
+            self.learner.observe(key, request)
+            if waiting := waiting_milli(request, pod):
+                self.reserve.heard(key, waiting, False, now)
+        self.learner.renew()
 
     def node_for(self, name: str, sent: dict[str, Any] | None) -> NodeState | None:
         """Our model of a node; for a node we have not synced, what its sent object says (nocache)."""

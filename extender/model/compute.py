@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from extender.model.pods import PodSpecError
+from extender.model.pod_terms import PodSpecError
 
 __all__ = ["cpu_milli", "memory_mib", "pod_compute"]
 

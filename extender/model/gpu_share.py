@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from extender.model.pods import GPU_RESOURCE, PodSpecError
+from extender.model.pod_terms import GPU_RESOURCE, PodSpecError
 
 __all__ = [
     "ALIBABA_COUNT",

@@ -21,12 +21,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from extender.model.serving import ServingArgs, serving_args
-
-if TYPE_CHECKING:
-    from extender.model.pods import PodRequest
 
 __all__ = ["HEADROOM", "Fit", "MemoryNeed", "ModelNeed", "fit_on", "guess_model", "memory_need"]
 
@@ -203,7 +200,19 @@ class MemoryNeed:
         return self.weights_mib is None
 
 
-def memory_need(request: PodRequest) -> MemoryNeed | None:
+class Asked(Protocol):
+    """What :func:`memory_need` reads of a pod's request (``pods.PodRequest``, which holds a
+    ``ModelNeed``: named here, not imported, so ``pods`` may import this module)."""
+
+    @property
+    def gpus(self) -> int: ...
+    @property
+    def gpu_memory_mib(self) -> int | None: ...
+    @property
+    def model(self) -> ModelNeed | None: ...
+
+
+def memory_need(request: Asked) -> MemoryNeed | None:
     """Per-GPU memory: declared first, else inferred from the model it serves; None when neither says."""
     if request.gpu_memory_mib:
         return MemoryNeed(request.gpu_memory_mib, None, 1.0, "declared")

@@ -20,6 +20,16 @@ from extender.model.gpu_vendor import VENDORS, is_gpu_resource
 from extender.model.object_shape import POD_SHAPE, shape_problem
 from extender.model.pod_content import by_content
 from extender.model.pod_groups import ANNOTATION_GROUP_SIZE, PodGroup, group_size_knob, pod_group
+
+# Re-exported: where callers have always found them. The readers this module calls import them from the leaf.
+from extender.model.pod_terms import (
+    GPU_RESOURCE,
+    MIG_PREFIX,
+    MODEL_ENV,
+    MODEL_NAME_ENV,
+    PodSpecError,
+    ShareSpecError,
+)
 from extender.model.quantity import QuantityError, count_quantity, decimal_number
 
 __all__ = [
@@ -39,15 +49,9 @@ __all__ = [
     "pod_template",
 ]
 
-GPU_RESOURCE = "nvidia.com/gpu"
-MIG_PREFIX = "nvidia.com/mig-"
 ANNOTATION_INTERCONNECT = "gpu-advisor.io/interconnect"
 ANNOTATION_GPU_MEMORY = "gpu-advisor.io/gpu-memory"
 ANNOTATION_LATENCY_SENSITIVE = "gpu-advisor.io/latency-sensitive"
-# Env vars that name the model a container serves, in the order model servers read them (TGI: MODEL_ID)...
-MODEL_NAME_ENV = ("MODEL_ID", "MODEL", "MODEL_NAME", "MODEL_PATH", "HF_MODEL_ID")
-# ...and all the env the advisor reads to size it (TGI's QUANTIZE, DTYPE, NUM_SHARD); other values may be secrets.
-MODEL_ENV = (*MODEL_NAME_ENV, "QUANTIZE", "DTYPE", "NUM_SHARD")
 
 _MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|[KMGT]|B)?\s*$", re.IGNORECASE)
 _BYTES_PER = {
@@ -63,14 +67,6 @@ _BYTES_PER = {
 }
 # No GPU holds a petabyte; a declared size past this is a typo or an attack, not a request to model.
 MAX_GPU_MEMORY_MIB = 2**30
-
-
-class PodSpecError(InputError):
-    """A pod's GPU request or gpu-advisor annotation cannot be read; the message says which."""
-
-
-class ShareSpecError(PodSpecError):
-    """A pod's shared-GPU request is malformed (``gpu_share``); the message names the field."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +169,7 @@ def pod_request(pod: Mapping[str, Any]) -> PodRequest:
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
     interconnect = _interconnect(annotations.get(ANNOTATION_INTERCONNECT))
     memory_mib = _gpu_memory(annotations.get(ANNOTATION_GPU_MEMORY))
-    # Imported here: both readers build on this module's PodSpecError and GPU_RESOURCE.
+    # Imported here: they take a second to import, and only a pod with a GPU share or a model needs them.
     from extender.model.compute import pod_compute
     from extender.model.gpu_share import HAMI_SHARE_FIELDS, share_request
     from extender.model.needs import guess_model

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from extender.model.pods import MODEL_NAME_ENV
+from extender.model.pod_terms import MODEL_NAME_ENV
 
 __all__ = ["ServingArgs", "serving_args"]
 

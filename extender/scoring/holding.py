@@ -9,7 +9,7 @@ with the pods kube-scheduler has found no node for as the waiting ones). A pod p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ from extender.scoring.reserve_ledger import FleetTotals, node_part
 from extender.scoring.verdict import Verdict
 from extender.scoring.workload import Mix, learned_from
 
-__all__ = ["FleetOf", "Holding", "Reserve", "holding", "look", "look_fleet"]
+__all__ = ["FleetOf", "Holding", "Reserve", "holding", "look", "look_fleet", "pending", "waiting_milli"]
 
 FleetOf = Callable[[Demand], Fleet]  # the fleet's totals with the room of this demand's median pod
 
@@ -73,24 +73,35 @@ def holding(
     return Holding(wants, found, hold_ends(pod, now, limit), takes)
 
 
-def look_fleet(nodes: Mapping[str, NodeState], pods: Iterable[Mapping[str, Any]]) -> FleetOf:
-    """The fleet's totals from one look at a cluster (a snapshot, or a listing): the sharing nodes'
-    parts, and as waiting the shares in milli of the pending pods kube-scheduler has found no node for
-    (what the extender's ledger counts as waiting: the pods its filter passed nowhere)."""
-    totals = FleetTotals()
-    for name, node in nodes.items():
-        totals.put(name, node_part(node))
-    waiting = 0
+def pending(pods: Iterable[Mapping[str, Any]]) -> Iterator[tuple[str, PodRequest, Mapping[str, Any]]]:
+    """The pods of one look at a cluster that are not placed (no ``nodeName``), by key, with their
+    requests (a pod whose spec cannot be read is left out, as the filter refuses it)."""
     for pod in pods:
-        spec = pod.get("spec") if isinstance(pod, Mapping) else None
-        if not isinstance(spec, Mapping) or spec.get("nodeName") or held_since(pod) is None:
+        spec, meta = pod.get("spec"), pod.get("metadata")
+        if not isinstance(spec, Mapping) or spec.get("nodeName") or not isinstance(meta, Mapping):
             continue
         try:
             request = pod_request(pod)
         except PodSpecError:
             continue
-        if request.share is not None and request.share.milli is not None:
-            waiting += request.gpus * request.share.milli
+        yield f"{meta.get('namespace', 'default')}/{meta.get('name', '')}", request, pod
+
+
+def waiting_milli(request: PodRequest, pod: Mapping[str, Any]) -> int:
+    """The milli a pending pod counts as waiting: its shares in milli once kube-scheduler has found no
+    node for it (what the extender's ledger counts as waiting: the pods its filter passed nowhere)."""
+    if held_since(pod) is None or request.share is None or request.share.milli is None:
+        return 0
+    return request.gpus * request.share.milli
+
+
+def look_fleet(nodes: Mapping[str, NodeState], pods: Iterable[Mapping[str, Any]]) -> FleetOf:
+    """The fleet's totals from one look at a cluster (a snapshot, or a listing): the sharing nodes'
+    parts, and as waiting the shares in milli of the pending pods kube-scheduler has found no node for."""
+    totals = FleetTotals()
+    for name, node in nodes.items():
+        totals.put(name, node_part(node))
+    waiting = sum(waiting_milli(request, pod) for _, request, pod in pending(pods))
     return lambda wants: totals.fleet(wants, waiting)
 
 
@@ -99,16 +110,10 @@ def look(
 ) -> tuple[Mix, Reserve]:
     """What the served advisor judges with, from one look at a cluster (a snapshot, or a listing; its
     pods already read through their DRA claims): the mix of the GPU pods there (running, and pending
-    ones: the extender has judged those), and the reserve's holds with :func:`look_fleet`'s totals."""
+    ones: the extender has judged those), and the reserve's holds with :func:`look_fleet`'s totals.
+    A served advisor learns a snapshot's pending pods the same way (``Advisor.learn_look``)."""
     pods = list(pods)
     seen = [(p.key, p.request) for n in nodes.values() for p in n.pods]
-    for pod in pods:
-        spec, meta = pod.get("spec"), pod.get("metadata")
-        if not isinstance(spec, Mapping) or spec.get("nodeName") or not isinstance(meta, Mapping):
-            continue
-        try:
-            seen.append((f"{meta.get('namespace', 'default')}/{meta.get('name', '')}", pod_request(pod)))
-        except PodSpecError:
-            continue
+    seen += [(key, request) for key, request, _ in pending(pods)]
     mix, fleet = learned_from(seen), look_fleet(nodes, pods)
     return mix, lambda request, pod: holding(request, policy, mix, fleet, pod, now)

@@ -181,6 +181,12 @@ class MixLearner:
             self.current = _mix(self.current.version + 1, self._tally)
             return True
 
+    def renew(self) -> None:
+        """Renew the mix now from every pod counted so far, not at the next doubling: a whole look at a
+        cluster has just been counted, and judging it against part of it would differ from explain."""
+        with self._lock:
+            self.current = _mix(self.current.version + 1, self._tally)
+
 
 def learned_from(pods: Iterable[tuple[Hashable, PodRequest]]) -> Mix:
     """The mix of these pods at once (the running pods of a snapshot, for explain)."""

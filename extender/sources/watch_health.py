@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from extender.cluster.health import Degradation
+from extender.cluster.degradation import Degradation
 from extender.sources.invalid import InvalidObjects, printable
 
 if TYPE_CHECKING:

@@ -21,6 +21,10 @@ _CLUSTER_HELP = (
     "the built-in simulated cluster (default; simulated-rack: beside an NVL72 rack), the live cluster, "
     "or a snapshot file"
 )
+# explain's first line (stderr) when no --cluster was given.
+DEFAULT_CLUSTER_NOTE = (
+    "explain: about the built-in simulated cluster (--cluster kube for yours, --cluster FILE for a snapshot)"
+)
 
 
 def _telemetry(
@@ -57,6 +61,8 @@ def _explain(args: argparse.Namespace) -> int:
     from webhook.rules import advise_with_rules
 
     manifest = read_manifest_file(args.manifest)
+    default = args.cluster is None  # said with the answer, so nobody takes it for one about their cluster
+    args.cluster = "simulated" if default else args.cluster
     snap = one_look(args.cluster, args.kubeconfig)
     policy = _policy(args)
     state = snap.cluster(args.cluster)
@@ -70,6 +76,8 @@ def _explain(args: argparse.Namespace) -> int:
         answer = dry_run(manifest, nodes, telemetry, policy, now, None, advise_with_rules, mix, reserve)
     except DryRunError as exc:
         raise DryRunError(f"{args.manifest}: {exc}") from None
+    if default:
+        print(DEFAULT_CLUSTER_NOTE, file=sys.stderr, flush=True)
     print(answer.model_dump_json(indent=2) if args.json else render.dry_run_report(answer))
     return 0 if answer.schedulable else EXIT_NO_ANSWER
 
@@ -84,7 +92,10 @@ def _diagnose(args: argparse.Namespace) -> int:
     wanted = (args.namespace, args.pod)
     pod = next((p for p in snap.pods if _key(p) == wanted), None)
     if pod is None:
-        raise CliError(f"no GPU pod {args.namespace}/{args.pod} in {args.cluster}")
+        # The name in another namespace is the likeliest slip: name it, and the flag that reaches it.
+        elsewhere = sorted({str(ns) for ns, name in map(_key, snap.pods) if name == args.pod and ns})
+        hint = f"; {args.pod} is in {', '.join(elsewhere)}: -n {elsewhere[0]}" if elsewhere else ""
+        raise CliError(f"no GPU pod {args.namespace}/{args.pod} in {args.cluster}{hint}")
     policy = _policy(args)
     state = snap.cluster(args.cluster)
     telemetry = _telemetry(args, snap, state, policy.telemetry_max_age_s, f"{args.namespace}/{args.pod}")
@@ -113,7 +124,7 @@ def _snapshot(args: argparse.Namespace) -> int:
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     explain = commands.add_parser("explain", help="where would this pod or workload go, and why (or why not)?")
     explain.add_argument("manifest", metavar="MANIFEST", help="a Pod or workload manifest (YAML or JSON)")
-    explain.add_argument("--cluster", default="simulated", metavar="simulated|kube|FILE", help=_CLUSTER_HELP)
+    explain.add_argument("--cluster", metavar="simulated|kube|FILE", help=_CLUSTER_HELP)
     explain.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
     explain.add_argument("--prometheus", metavar="URL", help="Prometheus with DCGM exporter series: live headroom")
     explain.add_argument("--json", action="store_true", help="print the dry-run answer as JSON")

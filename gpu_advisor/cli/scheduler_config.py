@@ -33,14 +33,14 @@ Placing packs rather than spreads when kube-scheduler decides alone (a managed-r
 advisor away): the spreading plugins are off (NodeResourcesBalancedAllocation; PodTopologySpread's system
 default constraints, while constraints a pod declares still hold) and NodeResourcesFit scores MostAllocated.
 
-``manifests/scheduler/config.yaml`` and the Helm chart's ``files/scheduler-config.yaml`` are this command's
-output, ``files/scheduler-config-managed.yaml`` its output with ``--managed-resources`` (a test holds them
-equal).
+The shipped ``manifests/scheduler/config.yaml`` and the chart's ``files/scheduler-config*.yaml`` are its output
+(a test holds them equal).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from extender.model.amd_partitions import PARTITION_RESOURCES
 from extender.model.gpu_vendor import AMD
@@ -103,9 +103,7 @@ _TEMPLATE = """\
 # A second scheduler whose only profile, `gpu-advisor`, binds each pod where the advisor ranks best.
 # Printed by `gpu-advisor scheduler-config`; what each setting is for:
 #  - percentageOfNodesToScore 100: every feasible node is scored (below 100, large clusters score 5 %).
-#  - extender weight {weight}: one point of the advisor's 0-10 counts {point} (weight x 10), more than
-#    the {most} that the enabled score plugins can add together, and the advisor gives exactly one node
-#    its top score, so kube-scheduler binds there.
+#  - extender weight {weight}: one point of the advisor's 0-10 counts {point} (weight x 10), {weight_note}
 #  - {managed_note}
 #  - {outage_note}
 #  - when kube-scheduler places alone, the profile packs: NodeResourcesFit scores MostAllocated,
@@ -187,6 +185,23 @@ _TLS = """\
 _PLAIN = "    enableHTTPS: false  # plain HTTP: the advisor must run with --insecure-scheduler-verbs\n"
 
 
+def weight_note(weight: int) -> str:
+    """What the printed comment says of ``weight`` after "counts N (weight x 10),": true for the weight
+    given, so a lowered weight is never described as outweighing the score plugins."""
+    point, most = weight * MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY, sum(ENABLED.values()) * MAX_NODE_SCORE
+    if point > most:
+        return (
+            f"more than\n#    the {most} that the enabled score plugins can add together, and the advisor gives "
+            "exactly one node\n#    its top score, so kube-scheduler binds there."
+        )
+    compared = "no more than" if point == most else "less than"
+    return (
+        f"{compared}\n#    the {most} that the enabled score plugins can add together: they can match or "
+        "outweigh the advisor,\n#    so kube-scheduler may bind elsewhere than its top node "
+        f"(weight {DEFAULT_WEIGHT} or more outweighs them)."
+    )
+
+
 def scheduler_config(
     url: str = DEFAULT_URL,
     weight: int = DEFAULT_WEIGHT,
@@ -196,12 +211,11 @@ def scheduler_config(
 ) -> str:
     disabled = "\n".join(f"          - name: {name}" for name in OFF_IN_PROFILE)
     plain = url.startswith("http://")
-    most = sum(ENABLED.values()) * MAX_NODE_SCORE
     text = _TEMPLATE.format(
         url=url,
         weight=weight,
         point=weight * MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY,
-        most=most,
+        weight_note=weight_note(weight),
         disabled=disabled,
         managed_note=_LISTED if managed else _EVERY_POD,
         outage_note=_OUTAGE_PROCEEDS if managed else _OUTAGE_WAITS,
@@ -215,15 +229,22 @@ def scheduler_config(
     return text
 
 
+DRA_DEPRECATED = (
+    "gpu-advisor scheduler-config: --dra is deprecated and has no effect: the printed profile has no "
+    "managedResources, so pods asking GPUs through DRA claims reach the advisor anyway"
+)
+
+
 def _print(args: argparse.Namespace) -> int:
+    if args.dra:  # kept so scripts still run, and said, so nobody believes it changed the profile
+        print(DRA_DEPRECATED, file=sys.stderr)
     text = scheduler_config(args.url, args.weight, args.managed_resources, args.client_dir, args.server_name)
     print(with_kubeconfig(text, args.kubeconfig) if args.kubeconfig else text, end="")
     return 0
 
 
 def with_kubeconfig(text: str, kubeconfig: str) -> str:
-    """The configuration with ``clientConnection.kubeconfig`` set: kube-scheduler ignores its ``--kubeconfig``
-    flag when it is given ``--config``, so a scheduler run outside a pod reads its credentials from here."""
+    """``clientConnection.kubeconfig`` set: kube-scheduler ignores ``--kubeconfig`` when given ``--config``."""
     head, sep, tail = text.partition("\nclientConnection:")
     line, newline, rest = tail.partition("\n")
     return f"{head}{sep}{line}{newline}  kubeconfig: {kubeconfig}\n{rest}"
@@ -275,6 +296,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     which = config.add_mutually_exclusive_group()
     which.add_argument("--managed-resources", action="store_true", help=managed_help)
-    dra_help = "no longer needed (the default has no managedResources, so DRA pods are seen); kept for scripts"
+    dra_help = "deprecated, no effect (the default has no managedResources, so DRA pods are seen); kept for scripts"
     which.add_argument("--dra", action="store_true", help=dra_help)
     config.set_defaults(handler=_print)

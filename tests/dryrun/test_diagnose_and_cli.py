@@ -110,6 +110,22 @@ def test_a_node_selector_that_excludes_the_only_free_node_is_explained_at_placem
     ]
 
 
+def test_a_hami_share_where_gpus_are_shared_the_alibaba_way_is_explained_at_allocation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No room of the pod's kind anywhere, however idle share-a's GPUs: allocation answers, and names
+    the nodes that share GPUs another way."""
+    doc = yaml.safe_load((Path(__file__).parents[2] / "examples/held-share/cluster.yaml").read_text())
+    limits = {"nvidia.com/gpu": "1", "nvidia.com/gpumem": "4000"}
+    spec = {"containers": [{"name": "c", "resources": {"limits": limits}}]}
+    meta = {"name": "hami", "namespace": "ml"}
+    doc["items"].append({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+    result = diagnose(tmp_path, doc, "hami", capsys)
+    assert result["explained_by"] == "allocation"
+    assert result["steps"][0]["finding"].startswith("no node shares GPUs the hami way the pod asks")
+    assert result["steps"][0]["evidence"] == [f"share-{n}: shares GPUs the alibaba way" for n in "abc"]
+
+
 def test_a_cpu_bound_training_pod_is_explained_at_application(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -163,6 +179,20 @@ def test_diagnose_text_marks_the_step_that_explains(tmp_path: Path, capsys: pyte
 def test_diagnose_a_pod_that_is_not_there_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diagnose", "ghost", "-n", "ml", "--cluster", write(tmp_path, {"nodes": []})]) == 2
     assert capsys.readouterr().err.strip() == f"gpu-advisor: error: no GPU pod ml/ghost in {tmp_path / 'cluster.yaml'}"
+
+
+def test_diagnose_names_the_namespace_a_pod_of_that_name_is_in(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diagnose", "notebook-1", "--cluster", "simulated"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("no GPU pod default/notebook-1 in simulated; notebook-1 is in research: -n research")
+
+
+def test_explain_says_when_it_answers_about_the_built_in_cluster(capsys: pytest.CaptureFixture[str]) -> None:
+    examples = Path(__file__).parents[2] / "examples"
+    assert main(["explain", str(examples / "finetune.yaml"), "--json"]) == 0
+    assert capsys.readouterr().err.startswith("explain: about the built-in simulated cluster (--cluster kube")
+    assert main(["explain", str(examples / "finetune.yaml"), "--json", "--cluster", "simulated"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_explain_prints_the_ranking_and_exits_3_when_unschedulable(

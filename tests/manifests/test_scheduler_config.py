@@ -105,9 +105,27 @@ def test_url_and_weight_can_be_chosen_and_bad_weights_are_refused(capsys: pytest
     assert exited.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
 
 
-def test_dra_is_still_accepted_and_prints_the_default(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("weight", "says"),
+    [
+        (5, "counts 50 (weight x 10), less than\n#    the 1300"),  # 5 × 10 = 50 < 13 plugin weight × 100
+        (130, "counts 1300 (weight x 10), no more than\n#    the 1300"),  # 130 × 10 = 1300: a tie
+        (131, "counts 1310 (weight x 10), more than\n#    the 1300"),  # 131 × 10 = 1310 > 1300
+        (1000, "counts 10000 (weight x 10), more than\n#    the 1300"),
+    ],
+)
+def test_the_weight_comment_is_true_for_the_weight_given(weight: int, says: str) -> None:
+    printed = scheduler_config(weight=weight)
+    assert says in printed
+    assert ("so kube-scheduler binds there" in printed) is (weight >= DEFAULT_WEIGHT)
+    assert ("may bind elsewhere" in printed) is (weight < DEFAULT_WEIGHT)
+
+
+def test_dra_is_still_accepted_prints_the_default_and_says_it_does_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["scheduler-config", "--dra"]) == 0
-    assert capsys.readouterr().out == scheduler_config()
+    printed = capsys.readouterr()
+    assert printed.out == scheduler_config()
+    assert printed.err.startswith("gpu-advisor scheduler-config: --dra is deprecated and has no effect")
 
 
 def test_a_pod_asking_for_an_a30_slice_is_judged_by_the_extender(api: TestClient) -> None:
