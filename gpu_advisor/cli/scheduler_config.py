@@ -6,9 +6,8 @@ profile sets each of them:
 1. **Which pods reach the extender.** An extender with ``managedResources`` is asked only about pods whose
    containers or init containers request or limit one of them (``pkg/scheduler/extender.go``,
    ``IsInterested``); annotations never count. Pods sharing GPUs in the Alibaba convention (annotations),
-   HAMi's and Aliyun's memory resources, and DRA claims would never be seen, and kube-scheduler, which counts
-   no annotation, would over-commit their GPUs. So by default there is no ``managedResources``: every pod of
-   the profile is asked about, and a pod that wants no GPU is passed through on a path that judges nothing.
+   HAMi's and Aliyun's memory resources, and DRA claims would never be seen (and over-committed). So by
+   default there is no ``managedResources``: every pod of the profile is asked about (no GPU: passed through).
    ``--managed-resources`` prints the list (whole GPUs, MIG, AMD) for a scheduler shared with other work.
 2. **How the extender's score is weighed.** Each score plugin gives 0-100 times its weight; the extender's 0-10
    is multiplied by its weight and by 10 (``MaxNodeScore / MaxExtenderPriority``). The weight printed is the

@@ -6,8 +6,6 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from extender.http.advisor import Advisor
-    from gpu_advisor.listeners import ExtenderPort
     from webhook.reach import AdvisorReach
 
 __all__ = ["load_reach", "register"]
@@ -43,6 +41,7 @@ def load_reach(paths: list[str], route_to: str | None) -> AdvisorReach | None:
 
 def _serve(args: argparse.Namespace) -> int:
     from extender.http.limits import Limits
+    from gpu_advisor.cli.extender_port import extender_port
     from gpu_advisor.drain import DRAIN_S
     from gpu_advisor.serve import build_advisor, run
     from webhook.admission import AdmissionSettings
@@ -87,39 +86,6 @@ def _serve(args: argparse.Namespace) -> int:
         drain_s=drain_s,
         extender=extender,
     )
-
-
-def extender_port(args: argparse.Namespace, advisor: Advisor) -> ExtenderPort:
-    """Where kube-scheduler's verbs are served. On a live cluster they bind pods, so only to a client
-    certificate, unless the operator says otherwise in so many words (logged, and a gauge says so)."""
-    import logging
-
-    from prometheus_client import Gauge
-
-    from gpu_advisor.listeners import ExtenderPort, ServeError
-
-    if args.scheduler_client_ca and args.insecure_scheduler_verbs:
-        raise ServeError("choose one: --scheduler-client-ca or --insecure-scheduler-verbs")
-    if args.cluster == "kube" and not args.scheduler_client_ca:
-        if not args.insecure_scheduler_verbs:
-            raise ServeError(
-                "--cluster kube: the extender verbs bind pods, so they are served only to kube-scheduler's client "
-                "certificate: give --scheduler-client-ca ca.crt with --tls-cert/--tls-key (`gpu-advisor certs create` "
-                "writes them, and kube-scheduler's scheduler.crt/.key), or --insecure-scheduler-verbs to serve them on "
-                "the plain port to anyone who reaches it"
-            )
-        logging.getLogger(__name__).warning(
-            "--insecure-scheduler-verbs: /scheduler/filter, prioritize and bind (which binds pods) are served on the "
-            "plain port %s to anyone who reaches it",
-            args.port,
-        )
-        unauthenticated = Gauge(
-            "gpu_advisor_extender_unauthenticated",
-            "1 when the extender verbs, which bind pods, are served without a client certificate",
-            registry=advisor.registry,
-        )
-        unauthenticated.set(1)
-    return ExtenderPort(args.scheduler_port, args.scheduler_client_ca)
 
 
 def _seconds_arg(text: str) -> float:
@@ -177,6 +143,8 @@ def _limits(serve: argparse.ArgumentParser) -> None:
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from gpu_advisor.cli.extender_port import extender_port_options
+
     serve = commands.add_parser("serve", help="run the scheduler extender (and webhook) over HTTP(S)")
     serve.add_argument(
         "--cluster",
@@ -201,7 +169,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     serve.add_argument("--tls-cert", metavar="FILE", help="serving certificate (PEM): also serve HTTPS on --tls-port")
     serve.add_argument("--tls-key", metavar="FILE", help="its private key (PEM); both are reloaded when renewed")
     serve.add_argument("--tls-port", type=int, default=8443, help="HTTPS port for the webhooks (default 8443)")
-    _extender_port_options(serve)
+    extender_port_options(serve)
     _scheduler_options(serve)
     serve.add_argument(
         "--api-auth",
@@ -222,25 +190,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     _limits(serve)
     serve.set_defaults(handler=_serve)
-
-
-def _extender_port_options(serve: argparse.ArgumentParser) -> None:
-    """Where kube-scheduler's verbs are served, and to whom."""
-    serve.add_argument(
-        "--scheduler-client-ca",
-        metavar="FILE",
-        help="serve kube-scheduler's verbs (/scheduler/*) only on --scheduler-port, over HTTPS, to a client "
-        "certificate this CA signed (ca.crt of `certs create`; needed with --cluster kube)",
-    )
-    serve.add_argument(
-        "--scheduler-port", type=int, default=8444, help="HTTPS port of the extender verbs (default 8444)"
-    )
-    serve.add_argument(
-        "--insecure-scheduler-verbs",
-        action="store_true",
-        help="with --cluster kube and no --scheduler-client-ca: serve the verbs, which bind pods, on the plain port "
-        "to anyone who reaches it (logged; gauge gpu_advisor_extender_unauthenticated)",
-    )
 
 
 def _scheduler_options(serve: argparse.ArgumentParser) -> None:
