@@ -23,9 +23,9 @@ replica (a failover between filter and bind) is refused as not approved and the 
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -34,10 +34,12 @@ from extender.cluster.claims import CLAIM_TTL_S
 from extender.cluster.selectors import node_admits
 from extender.cluster.state import NodeState
 
-__all__ = ["REASONS", "Approval", "ApprovalLog", "Refusal", "constraints_refusal", "pod_uid"]
+__all__ = ["REASONS", "Approval", "ApprovalLog", "Refusal", "constraints_of", "constraints_refusal", "pod_uid"]
 
 REASONS = ("scheduler", "node-unknown", "constraints", "not-approved", "pod-unknown", "failed")
 _MOST = 50_000  # approvals kept at most: a few thousand a minute at kube-scheduler's pace
+_WHOLE = 256  # approvals that keep every node they passed, newest first (seconds of kube-scheduler's cycles)
+_CONSTRAINTS = ("schedulerName", "nodeName", "nodeSelector", "affinity", "tolerations")
 _DEFAULT = "default-scheduler"
 
 
@@ -67,17 +69,26 @@ class Approval:
 
 
 class ApprovalLog:
-    """The approvals of the last ``window_s`` seconds, by pod uid; the newest of a pod replaces the older."""
+    """The approvals of the last ``window_s`` seconds, by pod uid; the newest of a pod replaces the older.
 
-    def __init__(self, window_s: float = CLAIM_TTL_S) -> None:
-        self.window_s = window_s
+    Only the newest ``whole`` keep what they passed besides their pick (a filter reply of 5,000 names is
+    ~100 KB): kube-scheduler binds right after its cycle, and an older approval still covers its pick."""
+
+    def __init__(self, window_s: float = CLAIM_TTL_S, whole: int = _WHOLE) -> None:
+        self.window_s, self.whole = window_s, whole
         self._by_uid: OrderedDict[str, Approval] = OrderedDict()
+        self._heavy: deque[tuple[str, Approval]] = deque()
 
     def keep(self, uid: str, approval: Approval) -> None:
         if not uid:
             return
         self._by_uid.pop(uid, None)
         self._by_uid[uid] = approval
+        self._heavy.append((uid, approval))
+        if len(self._heavy) > self.whole:
+            old_uid, old = self._heavy.popleft()
+            if self._by_uid.get(old_uid) is old:  # still that pod's approval: keep its pick alone
+                self._by_uid[old_uid] = replace(old, candidates=None, filter_reply=None)
         while self._by_uid and (
             len(self._by_uid) > _MOST or approval.at - next(iter(self._by_uid.values())).at > self.window_s
         ):
@@ -86,6 +97,11 @@ class ApprovalLog:
     def get(self, uid: str, now: float) -> Approval | None:
         found = self._by_uid.get(uid)
         return found if found is not None and now - found.at <= self.window_s else None
+
+
+def constraints_of(spec: Any) -> dict[str, Any]:
+    """What of a pod's spec decides where kube-scheduler may bind it (kept, not the whole spec)."""
+    return {k: spec[k] for k in _CONSTRAINTS if k in spec} if isinstance(spec, Mapping) else {}
 
 
 def pod_uid(pod: Mapping[str, Any]) -> str:

@@ -23,7 +23,7 @@ from extender.cluster.dra_view import pod_through_claims
 from extender.errors import MalformedInput, validation_problems
 from extender.http.advisor import Advisor, pod_key
 from extender.http.approvals import chosen_by_filter, chosen_by_prioritize
-from extender.http.bind_guard import Approval, ApprovalLog, pod_uid
+from extender.http.bind_guard import Approval, ApprovalLog, constraints_of, pod_uid
 from extender.http.bind_verb import NOT_SYNCED, BindVerb, unsynced
 from extender.http.candidates import CandidateLists
 from extender.http.offloop import BIG_CALL_NODES, Lane
@@ -221,11 +221,8 @@ class SchedulerVerbs:
         approvals = self.advisor.approvals
         if approvals is None:
             return
-        spec = args.pod.get("spec")
-        at = self.advisor.clock()
-        self.approved.keep(
-            pod_uid(args.pod), Approval(spec if isinstance(spec, dict) else {}, at, chosen, candidates, filter_reply)
-        )
+        spec = constraints_of(args.pod.get("spec"))
+        self.approved.keep(pod_uid(args.pod), Approval(spec, self.advisor.clock(), chosen, candidates, filter_reply))
         if chosen is None or not (pod.wants_gpu or pod.cpu_milli or pod.memory_mib):
             return
         try:
