@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+from typing import TYPE_CHECKING
 
-from prometheus_client import Gauge
-
-from extender.http.advisor import Advisor
-from gpu_advisor.listeners import ExtenderPort, ServeError
+if TYPE_CHECKING:  # the CLI parser imports this module: the agent's process must not load these
+    from extender.http.advisor import Advisor
+    from gpu_advisor.listeners import ExtenderPort
 
 __all__ = ["extender_port", "extender_port_options"]
 
@@ -16,6 +16,10 @@ __all__ = ["extender_port", "extender_port_options"]
 def extender_port(args: argparse.Namespace, advisor: Advisor) -> ExtenderPort:
     """Where kube-scheduler's verbs are served. On a live cluster they bind pods, so only to a client
     certificate, unless the operator says otherwise in so many words (logged, and a gauge says so)."""
+    from prometheus_client import Gauge
+
+    from gpu_advisor.listeners import ExtenderPort, ServeError
+
     if args.scheduler_client_ca and args.insecure_scheduler_verbs:
         raise ServeError("choose one: --scheduler-client-ca or --insecure-scheduler-verbs")
     if args.cluster == "kube" and not args.scheduler_client_ca:
