@@ -1,6 +1,6 @@
 """Seconds one replay of a trace takes, per policy: every pod scoring every node, as `gpu-advisor replay` runs it.
 
-    python benchmarks/replay.py [--trace default] [--seed 42] [--policy advisor,FGD,...] [--repeat N]
+    python benchmarks/replay.py [--trace default] [--seed 42] [--policies advisor,FGD,...] [--repeat N]
 
 Reads the openb trace from $GPU_ADVISOR_TRACES (or `shared/traces` beside the repository), with the
 shipped arrival order of the seed when there is one (default: 10,866 arrivals on 1,213 nodes). Each
@@ -31,7 +31,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--trace", default="default", help="a published trace (default: default)")
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--policy", default=",".join(policy_names()), help="comma-separated (default: all)")
+    parser.add_argument("--policies", default=",".join(policy_names()), help="comma-separated (default: all)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per policy; the fastest is reported")
     args = parser.parse_args()
     traces = openb.traces_dir()
@@ -48,7 +48,7 @@ def main() -> int:
         f"{args.trace} seed {args.seed}: {len(order.pods)} arrivals on {len(workset.nodes)} nodes"
         f" ({'shipped' if shipped else 'drawn'} order), loaded in {loaded:.1f} s; {os.cpu_count()} CPU(s)"
     )
-    for policy in args.policy.split(","):
+    for policy in args.policies.split(","):
         runs = [run_one(workset, policy, args.seed) for _ in range(max(1, args.repeat))]
         best = min(runs, key=lambda run: run.seconds)
         unallocated = "—" if best.alloc[100] is None else f"{100 - best.alloc[100]:.2f} %"

@@ -1,6 +1,6 @@
 """Seconds a sweep takes through a local Ray against `--jobs N` local processes, in the same run.
 
-    python benchmarks/replay_ray.py [--traces default,multigpu50,gpushare100,gpuspec33] [--policy FGD,BestFit]
+    python benchmarks/replay_ray.py [--traces default,multigpu50,gpushare100,gpuspec33] [--policies FGD,BestFit]
                                     [--seeds 42-51] [--jobs 2] [--repeat 1]
 
 Reads the openb trace from $GPU_ADVISOR_TRACES (or `shared/traces` beside the repository), with the
@@ -77,7 +77,7 @@ def _load_average() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--traces", default="default,multigpu50,gpushare100,gpuspec33")
-    parser.add_argument("--policy", default="FGD,BestFit")
+    parser.add_argument("--policies", default="FGD,BestFit")
     parser.add_argument("--seeds", default="42-51")
     parser.add_argument("--jobs", type=int, default=2, help="processes, and the local Ray's CPUs (default 2)")
     parser.add_argument("--repeat", type=int, default=1, help="alternate the two this many times")
@@ -86,7 +86,7 @@ def main() -> int:
         print(f"no trace folder at {openb.traces_dir()}; set {openb.TRACES_ENV}", file=sys.stderr)
         return 2
     names = [name.strip() for name in args.traces.split(",") if name.strip()]
-    policies, seeds = parse_policies(args.policy), parse_seeds(args.seeds)
+    policies, seeds = parse_policies(args.policies), parse_seeds(args.seeds)
     worksets = _load(names)
     tasks = plan(worksets, policies, seeds)
     print(

@@ -205,7 +205,7 @@ def load_scoring(path: Path | None) -> Any:
     try:
         return load_policy(path)
     except PolicyError as exc:
-        raise ReplayInputError(f"--scoring-policy: {exc}") from None
+        raise ReplayInputError(f"--policy: {exc}") from None
 
 
 def arrival_interval(text: str | None) -> float:

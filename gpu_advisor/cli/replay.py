@@ -19,6 +19,7 @@ from typing import Any
 
 from extender.advice.replay.openb import ReplayInputError
 from gpu_advisor.cli.exits import CliError
+from gpu_advisor.cli.renamed_flags import Replaced, resolve_replay_policy
 
 __all__ = ["DEFAULT_SEEDS", "parse_policies", "parse_seeds", "register"]
 
@@ -48,11 +49,11 @@ def parse_policies(text: str) -> list[str]:
     chosen: list[str] = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
         if part.lower() not in known:
-            raise ReplayInputError(f"--policy: no policy {part!r}; choose from {', '.join(known.values())}")
+            raise ReplayInputError(f"--policies: no policy {part!r}; choose from {', '.join(known.values())}")
         if known[part.lower()] not in chosen:
             chosen.append(known[part.lower()])
     if not chosen:
-        raise ReplayInputError("--policy: name at least one policy")
+        raise ReplayInputError("--policies: name at least one policy")
     return chosen
 
 
@@ -101,9 +102,10 @@ def _run(args: argparse.Namespace) -> int:
         trace_name,
     )
 
+    resolve_replay_policy(args)
     profile = load_scheduler_profile(args.scheduler_config) if args.scheduler_config is not None else None
     outage = load_outage(args.outage, profile)
-    policies = _policies(args.policy, profile, policy_names)
+    policies = _policies(args.policies, profile, policy_names)
     seeds = parse_seeds(args.seeds)
     published = _published_runs(args.pods[0]) if args.compare_published else None
     files, left_out = pod_files(args.pods, published_traces(published) if published is not None else None)
@@ -120,7 +122,7 @@ def _run(args: argparse.Namespace) -> int:
     if unpublished:
         raise ReplayInputError(f"--compare-published: {unpublished[0]!r} is not one of the published traces")
     limit = checked_limit(args.limit, files, seeds)
-    scoring, interval = load_scoring(args.scoring_policy), arrival_interval(args.arrival_interval)
+    scoring, interval = load_scoring(args.policy), arrival_interval(args.arrival_interval)
     worksets = [
         dataclasses.replace(workset, scoring=scoring, arrival_interval_s=interval)
         for workset in load_worksets(args.nodes, files, args.orders, args.kubeconfig)
@@ -131,7 +133,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _policies(text: str | None, profile: Any, every: Callable[[], Any]) -> list[str]:
-    """The policies asked for: all of them, or with --scheduler-config and no --policy only kube-scheduler's."""
+    """The policies asked for: all of them, or with --scheduler-config and no --policies only kube-scheduler's."""
     if profile is not None and text is None:
         return []
     return parse_policies(text if text is not None else ",".join(every()))
@@ -228,9 +230,7 @@ def _inputs(replay: Any) -> None:
     )
     replay.add_argument("--orders", type=Path, metavar="DIR", help="shipped orders: <pods stem>.{order,nodes}.txt")
     replay.add_argument("--seeds", default=DEFAULT_SEEDS, metavar="LIST", help="e.g. 42,43 or 42-51 (default)")
-    replay.add_argument(
-        "--policy", default=None, metavar="NAMES", help="comma-separated policies (default: all of them)"
-    )
+    replay.add_argument("--policies", metavar="NAMES", help="comma-separated policies (default: all of them)")
     replay.add_argument(
         "--jobs", metavar="N", help="processes to spread runs over, or a local Ray's CPUs (default: one per core)"
     )
@@ -267,12 +267,12 @@ def _models(replay: Any) -> None:
     """How the cluster is modelled: a live cluster's nodes, the advisor's policy, its clock, kube-scheduler."""
     replay.add_argument("--kubeconfig", help="kubeconfig file for --nodes kube")
     replay.add_argument(
-        "--scoring-policy",
-        type=Path,
+        "--policy",
         metavar="FILE",
-        help="the advisor's scoring policy (YAML or JSON, what the extender's --policy reads): e.g."
+        help="the advisor's scoring policy (YAML or JSON, as `serve --policy` reads it): e.g."
         " reserve_whole_gpus, reserve_hold_limit_s (default: the extender's defaults)",
     )
+    replay.add_argument("--scoring-policy", action=Replaced, now="--policy", type=Path)
     replay.add_argument(
         "--arrival-interval",
         metavar="SECONDS",
@@ -283,7 +283,7 @@ def _models(replay: Any) -> None:
         "--scheduler-config",
         metavar="FILE|kube-default|printed|printed-managed",
         help="also replay through kube-scheduler's scoring for this KubeSchedulerConfiguration (column"
-        " kube-scheduler; with no --policy, only that): kube-default = kube-scheduler's defaults without the"
+        " kube-scheduler; with no --policies, only that): kube-default = kube-scheduler's defaults without the"
         " advisor, printed / printed-managed = what `gpu-advisor scheduler-config` [--managed-resources] prints",
     )
     replay.add_argument(

@@ -13,6 +13,7 @@ from extender.model.smi_topo import parse_topo_matrix, parse_topology_bytes
 from extender.model.topology import GpuTopology, TopologyError
 from extender.placement import POLICIES
 from gpu_advisor.cli.exits import EXIT_NO_ANSWER, CliError
+from gpu_advisor.cli.renamed_flags import Replaced
 
 __all__ = ["read_topology_file", "register"]
 
@@ -74,7 +75,7 @@ def _best(args: argparse.Namespace) -> int:
 
     topo = _topology_from_args(args)
     try:
-        placement = best_placement(topo, args.gpus, free=args.free, required=args.required or (), policy=args.policy)
+        placement = best_placement(topo, args.gpus, free=args.free, required=args.required or (), policy=args.placement)
     except PlacementImpossible as exc:
         raise CliError(f"no set of {args.gpus} GPUs: {exc}", EXIT_NO_ANSWER) from None
     if args.json:
@@ -133,7 +134,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     best.add_argument("--gpus", "-k", type=int, required=True, metavar="K", help="how many GPUs the pod asks for")
     best.add_argument("--free", type=_gpu_list, metavar="LIST", help="free GPU indices, e.g. 0,2,4,5 (default: all)")
     best.add_argument("--required", type=_gpu_list, metavar="LIST", help="GPUs that must be in the set")
-    best.add_argument("--policy", choices=POLICIES, default="ideal", help="ideal (default) or nvidia-best-effort")
+    best.add_argument(
+        "--placement",
+        choices=POLICIES,
+        default="ideal",
+        help="ideal (default) or nvidia-best-effort: the scoring policy file's placement field",
+    )
+    # --policy named the placement set here before it meant the scoring policy file everywhere else.
+    best.add_argument("--policy", action=Replaced, now="--placement", dest="placement", choices=POLICIES)
     best.add_argument("--json", action="store_true", help='print {"gpus": [...], "score": N, "leaves": {...}}')
     best.set_defaults(handler=_best)
 

@@ -38,7 +38,7 @@ def replayed(cut: TraceCut, tmp_path_factory: pytest.TempPathFactory) -> tuple[s
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
         outputs = ["--json", str(out / "r.json"), "--plot", str(out / "r.png")]
-        code = main(_args(cut, "--seeds", "42,43", "--policy", ",".join(BASELINES), "--jobs", "2", *outputs))
+        code = main(_args(cut, "--seeds", "42,43", "--policies", ",".join(BASELINES), "--jobs", "2", *outputs))
     assert code == 0
     return stdout.getvalue(), json.loads((out / "r.json").read_text()), out / "r.png"
 
@@ -116,7 +116,7 @@ def test_the_command_gives_what_the_replay_gives_in_process_on_one_process(
 def test_without_orders_each_seed_draws_the_same_order_every_time(
     cut: TraceCut, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    base = ["replay", "--nodes", str(cut.nodes), "--pods", str(cut.pods), "--seeds", "7", "--policy", "BestFit"]
+    base = ["replay", "--nodes", str(cut.nodes), "--pods", str(cut.pods), "--seeds", "7", "--policies", "BestFit"]
     assert main([*base, "--json", str(tmp_path / "a.json")]) == 0
     assert main([*base, "--json", str(tmp_path / "b.json")]) == 0
     first = json.loads((tmp_path / "a.json").read_text())
@@ -133,7 +133,7 @@ def test_compare_published_prints_the_papers_figure_beside_the_replayed_one(
             "--nodes", str(traces / "openb" / openb.NODE_LIST),
             "--pods", str(openb.pod_csv(traces, "default")),
             "--orders", str(traces / "fgd-order"),
-            "--seeds", "42", "--policy", "GpuClustering", "--compare-published",
+            "--seeds", "42", "--policies", "GpuClustering", "--compare-published",
         ]
     )  # fmt: skip
     assert code == 0
@@ -147,7 +147,7 @@ def test_limit_prints_and_writes_each_policys_distance_to_the_bound(
 ) -> None:
     (tmp_path / "limit.json").write_text(json.dumps({"trace": "cut", "seeds": {"42": 1.5, "44": 2.0}}))
     limit = ["--limit", str(tmp_path / "limit.json"), "--json", str(tmp_path / "r.json")]
-    assert main([*_args(cut, "--seeds", "42,43", "--policy", "BestFit", "--jobs", "1"), *limit]) == 0
+    assert main([*_args(cut, "--seeds", "42,43", "--policies", "BestFit", "--jobs", "1"), *limit]) == 0
     doc = json.loads((tmp_path / "r.json").read_text())
     unallocated_42 = round(100 - doc["policies"]["BestFit"]["seeds"]["42"]["alloc_pct"]["100"], 2)
     # only seed 42 has a bound: distance = its unallocated % - 1.5, and that is the mean

@@ -25,7 +25,7 @@ def files(tmp_path: Path) -> Path:
 
 
 def _base(d: Path) -> list[str]:
-    return ["replay", "--nodes", str(d / "nodes.csv"), "--pods", str(d / "pods.csv"), "--policy", "BestFit"]
+    return ["replay", "--nodes", str(d / "nodes.csv"), "--pods", str(d / "pods.csv"), "--policies", "BestFit"]
 
 
 def _write(name: str, text: str) -> Callable[[Path], None]:
@@ -46,7 +46,7 @@ CASES: list[tuple[str, Callable[[Path], None], Callable[[Path], list[str]], str]
      _write("pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1,1,1,1500\n"), _base,
      "pods.csv:2: gpu_milli 1500 with num_gpu 1"),
     ("an unknown policy", lambda d: None, lambda d: [*_base(d)[:-1], "BestFit,Tetris"],
-     "--policy: no policy 'Tetris'"),
+     "--policies: no policy 'Tetris'"),
     ("a seed that is not a number", lambda d: None, lambda d: [*_base(d), "--seeds", "42,x"],
      "--seeds: 'x' is not a seed"),
     ("an empty seed range", lambda d: None, lambda d: [*_base(d), "--seeds", "51-42"],
@@ -87,12 +87,12 @@ CASES: list[tuple[str, Callable[[Path], None], Callable[[Path], list[str]], str]
     ("a limit sharing no seed with the replay", _write("limit.json", '{"seeds": {"7": 3.09}}'),
      lambda d: [*_base(d), "--limit", str(d / "limit.json")], "no bound for any replayed seed (the file has seeds 7)"),
     ("a hold limit of zero", _write("policy.yaml", "reserve_hold_limit_s: 0\n"),
-     lambda d: [*_base(d), "--scoring-policy", str(d / "policy.yaml")],
+     lambda d: [*_base(d), "--policy", str(d / "policy.yaml")],
      "reserve_hold_limit_s: Input should be greater than 0"),
     ("a hold limit that is a word", _write("policy.yaml", "reserve_hold_limit_s: soon\n"),
-     lambda d: [*_base(d), "--scoring-policy", str(d / "policy.yaml")], "reserve_hold_limit_s"),
+     lambda d: [*_base(d), "--policy", str(d / "policy.yaml")], "reserve_hold_limit_s"),
     ("a scoring policy file that is missing", lambda d: None,
-     lambda d: [*_base(d), "--scoring-policy", str(d / "policy.yaml")], "--scoring-policy: cannot read policy"),
+     lambda d: [*_base(d), "--policy", str(d / "policy.yaml")], "is neither a file (--policy FILE"),
     ("an arrival interval of zero", lambda d: None, lambda d: [*_base(d), "--arrival-interval", "0"],
      "--arrival-interval: '0' is not a number of seconds above 0"),
     ("an arrival interval that is a word", lambda d: None, lambda d: [*_base(d), "--arrival-interval", "nan"],

@@ -161,7 +161,7 @@ def test_replay_of_pod_objects_on_a_kubectl_list_of_nodes(tmp_path: Path, capsys
     quarter = _pod({"nvidia.com/gpu": "1", "nvidia.com/gpumem-percentage": "25"}, requests={"cpu": "1"})
     (tmp_path / "pods.yaml").write_text("\n---\n".join(json.dumps(quarter) for _ in range(40)))
     args = ["replay", "--nodes", str(tmp_path / "cluster.json"), "--pods", str(tmp_path / "pods.yaml")]
-    assert main([*args, "--seeds", "1", "--policy", "FGD,BestFit", "--json", str(tmp_path / "r.json")]) == 0
+    assert main([*args, "--seeds", "1", "--policies", "FGD,BestFit", "--json", str(tmp_path / "r.json")]) == 0
     doc = json.loads((tmp_path / "r.json").read_text())
     # The drawn order tunes 40 quarter GPUs (10 GPUs) up towards 1.3 × 12 GPUs = 15.6 GPUs with copies:
     # 40 + 22 = 62 pods (15.5 GPUs; one more would pass 15.6). 12 GPUs hold 48 quarters: 14 dropped.

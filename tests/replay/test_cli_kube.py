@@ -52,7 +52,7 @@ def test_kube_default_overcommits_the_gpu_it_cannot_see_and_says_so(
 
 
 def test_printed_asks_the_advisor_about_every_pod(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([*_args(files, "printed"), "--policy", "advisor"]) == 0
+    assert main([*_args(files, "printed"), "--policies", "advisor"]) == 0
     out = capsys.readouterr().out
     assert "extender weight 131 (all pods)" in out and "without the advisor: 0.0 per run" in out
     assert "GPU pods bound off the advisor's best node: 0.0 per run (0–0)" in out

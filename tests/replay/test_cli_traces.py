@@ -28,7 +28,7 @@ def _replay(cuts: TwoCuts, pods: list[Path], out: Path, *more: str) -> tuple[int
     args += [part for path in pods for part in ("--pods", str(path))]
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
-        code = main([*args, "--policy", "FGD,BestFit", "--json", str(out), *more])
+        code = main([*args, "--policies", "FGD,BestFit", "--json", str(out), *more])
     return code, stdout.getvalue(), json.loads(out.read_text()) if code == 0 else {}
 
 
@@ -71,7 +71,7 @@ def _refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 def test_several_traces_are_refused_where_they_cannot_be_honoured(
     cuts: TwoCuts, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    base = ["replay", "--nodes", str(cuts.nodes), "--orders", str(cuts.orders), "--seeds", "42", "--policy", "FGD"]
+    base = ["replay", "--nodes", str(cuts.nodes), "--orders", str(cuts.orders), "--seeds", "42", "--policies", "FGD"]
     limit = tmp_path / "limit.json"
     limit.write_text('{"seeds": {"42": 1.0}}')
     assert "bounds one trace" in _refused([*base, "--pods", str(cuts.folder), "--limit", str(limit)], capsys)
@@ -88,5 +88,5 @@ def test_ray_options_that_cannot_be_honoured_are_refused_before_any_work(
     on_cluster = [*base, "--seeds", "42", "--ray", "ray://127.0.0.1:10001", "--jobs", "2"]
     assert "--jobs sizes a local Ray only" in _refused(on_cluster, capsys)
     monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
-    err = _refused([*base, "--seeds", "42", "--policy", "FGD", "--ray"], capsys)
+    err = _refused([*base, "--seeds", "42", "--policies", "FGD", "--ray"], capsys)
     assert "pip install 'gpu-advisor[ray]'" in err

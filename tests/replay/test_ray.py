@@ -73,7 +73,7 @@ def _replay(cuts: TwoCuts, out: Path, *how: str) -> tuple[str, dict[str, Any]]:
     args = ["replay", "--nodes", str(cuts.nodes), "--pods", str(cuts.folder), "--orders", str(cuts.orders)]
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
-        assert main([*args, "--seeds", "42,43", "--policy", POLICIES, "--json", str(out), *how]) == 0
+        assert main([*args, "--seeds", "42,43", "--policies", POLICIES, "--json", str(out), *how]) == 0
     return stdout.getvalue(), json.loads(out.read_text())
 
 

@@ -21,7 +21,7 @@ def test_cli_best_prints_gpus_score_and_leaves_as_json(capsys: pytest.CaptureFix
                 "2",
                 "--free",
                 "0,2,4,5",
-                "--policy",
+                "--placement",
                 "nvidia-best-effort",
                 "--json",
             ]
