@@ -26,8 +26,27 @@ from extender.sources.snapshot import parse_snapshot
 
 __all__ = ["add_defrag_route"]
 
+_BODY = {
+    "description": "{snapshot, pod?, budget?}: the cluster (nodes and pods, or a Kubernetes List with any "
+    "PodDisruptionBudget items), the pending pod to make room for, the most moves (default 3). JSON or YAML.",
+    "required": True,
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "snapshot": {"type": "object"},
+                    "pod": {"type": "object"},
+                    "budget": {"type": "integer", "minimum": 1},
+                },
+            }
+        }
+    },
+}
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": "unreadable body: not JSON or YAML, nested too deeply, empty"},
+    401: {"description": "no valid bearer token (when /v1 requires one)"},
+    403: {"description": "the token's user may not use /v1"},
     413: {"description": "the body is over the dry-run body limit"},
     422: {"description": "no snapshot, a bad budget, a pod that fits already or cannot be read"},
 }
@@ -54,7 +73,9 @@ def plan_for(doc: Any, advisor: Advisor, now: float) -> DefragPlan:
 
 
 def add_defrag_route(router: APIRouter, advisor: Advisor, limits: Limits, lane: Lane) -> None:
-    @router.post("/defrag", tags=["defrag"], response_model=DefragPlan, responses=_ERRORS)
+    @router.post(
+        "/defrag", tags=["defrag"], response_model=DefragPlan, openapi_extra={"requestBody": _BODY}, responses=_ERRORS
+    )
     async def defrag_route(request: Request) -> Response:
         try:
             body = await read_body(request, limits.dry_run_body)
