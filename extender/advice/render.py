@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from extender.advice.defrag.plan import DefragPlan
 from extender.advice.diagnose import Diagnosis
 from extender.advice.dryrun import DryRunAnswer
 from extender.model.topology import GpuTopology, Link
@@ -96,4 +97,20 @@ def diagnosis_report(result: Diagnosis) -> str:
         mark = "→" if step is answer else ("✓" if not step.explains else " ")
         lines.append(f"{mark} {number}. {step.name}: {step.finding}")
         lines += [f"      {e}" for e in step.evidence]
+    return "\n".join(lines)
+
+
+def defrag_report(plan: DefragPlan) -> str:
+    """A defragmentation plan as text: the verdict, the moves in order, what stays and why."""
+    lines = [plan.verdict]
+    for number, move in enumerate(plan.moves, 1):
+        gpus = f" (GPUs {','.join(map(str, move.gpus))})" if move.gpus else ""
+        after = f"; {move.stranded_after:.0f} milli stranded after" if move.stranded_after is not None else ""
+        lines.append(f"  {number}. evict {move.pod} from {move.source}; it goes to {move.target}{gpus}{after}")
+    if plan.left_alone:
+        lines.append(f"left alone ({len(plan.left_alone)}):")
+        lines += [f"  {x.pod}: {x.why}" for x in plan.left_alone[:20]]
+        if len(plan.left_alone) > 20:
+            lines.append(f"  … {len(plan.left_alone) - 20} more (--json lists them all)")
+    lines.append(f"dry run: nothing was evicted ({plan.searched} arrangements judged, {plan.movable} pods may move)")
     return "\n".join(lines)

@@ -15,6 +15,7 @@ from extender.cluster.dra_view import pod_through_claims, workload_and_claims
 from extender.cluster.state import NodeState
 from extender.errors import GpuAdvisorError
 from extender.http.advisor import Advisor
+from extender.http.defrag_route import add_defrag_route
 from extender.http.dryrun_job import DryRunSetup, has_snapshot, parse_dry_run_body, run_dry_run_job
 from extender.http.limits import Limits
 from extender.http.offloop import Lane
@@ -176,6 +177,8 @@ def build_router(advisor: Advisor, dry_runs: DryRuns | None = None) -> APIRouter
         except GpuAdvisorError as exc:
             return problem_for(exc)
         return Response(answer, media_type="application/json")
+
+    add_defrag_route(router, advisor, dry_runs.limits, dry_runs.lane)
 
     @router.get("/nodes", tags=["inventory"], response_model=list[NodeSummary], responses=_AUTH_ERRORS)
     def list_nodes() -> list[dict[str, Any]]:

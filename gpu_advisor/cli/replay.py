@@ -20,6 +20,7 @@ from typing import Any
 from extender.advice.replay.openb import ReplayInputError
 from gpu_advisor.cli.exits import CliError
 from gpu_advisor.cli.renamed_flags import Replaced, resolve_replay_policy
+from gpu_advisor.cli.replay_defrag import add_defrag_flag, with_moves
 
 __all__ = ["DEFAULT_SEEDS", "parse_policies", "parse_seeds", "register"]
 
@@ -105,7 +106,7 @@ def _run(args: argparse.Namespace) -> int:
     resolve_replay_policy(args)
     profile = load_scheduler_profile(args.scheduler_config) if args.scheduler_config is not None else None
     outage = load_outage(args.outage, profile)
-    policies = _policies(args.policies, profile, policy_names)
+    policies = with_moves(_policies(args.policies, profile, policy_names), args.defrag)
     seeds = parse_seeds(args.seeds)
     published = _published_runs(args.pods[0]) if args.compare_published else None
     files, left_out = pod_files(args.pods, published_traces(published) if published is not None else None)
@@ -231,6 +232,7 @@ def _inputs(replay: Any) -> None:
     replay.add_argument("--orders", type=Path, metavar="DIR", help="shipped orders: <pods stem>.{order,nodes}.txt")
     replay.add_argument("--seeds", default=DEFAULT_SEEDS, metavar="LIST", help="e.g. 42,43 or 42-51 (default)")
     replay.add_argument("--policies", metavar="NAMES", help="comma-separated policies (default: all of them)")
+    add_defrag_flag(replay)
     replay.add_argument(
         "--jobs", metavar="N", help="processes to spread runs over, or a local Ray's CPUs (default: one per core)"
     )

@@ -25,6 +25,7 @@ def report(
     args: argparse.Namespace, traces: Sequence[Any], profile: Any, limit: Any, published: Any, outage: Any = None
 ) -> None:
     """Every trace's tables on stdout (a blank line between traces), then the --json and --plot files."""
+    from extender.advice.replay.defrag_report import format_defrag
     from extender.advice.replay.published import compare_published
     from extender.advice.replay.report_table import format_sweep
 
@@ -32,6 +33,10 @@ def report(
         if index:
             print()
         print(format_sweep(runs.sweep))
+        moved = format_defrag(runs.sweep)
+        if moved is not None:
+            print()
+            print(moved)
         if profile is not None:
             from extender.advice.replay.kube_run import format_kube_counts
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from extender.advice.replay.engine import RunResult
 from extender.advice.replay.metrics import alloc_curve, frag_ratio_curve, pairwise_sum, round_column, unallocated_at
+from extender.advice.replay.run_result import RunResult
 
 
 def _run(arrived: list[int], used: list[int], capacity: int = 100_000) -> RunResult:

@@ -1,8 +1,9 @@
 """The replay loop: every pod once, in order; score every feasible node; max score wins, ties to the
 smallest rank (for a policy that breaks ties as the live extender does, ``NamedTies``, the rank is the
 node's place in ``ranking.tie_order`` instead of the run's); place; drop the pod when no node fits (no
-queue, no retry, no departures). A pod every node it fits holds (``Holding``) waits instead, and is
-tried again after each later arrival until its hold limit (``waiting``).
+queue, no retry, no departures; with a budget of moves, one move may first make room: ``moves``). A pod
+every node it fits holds (``Holding``) waits instead, and is tried again after each later arrival until
+its hold limit (``waiting``).
 
 Speed comes from never re-scoring a node that did not change: for each pod shape the engine keeps
 the current score of every feasible node in a lazy max-heap, and before using it re-scores only the
@@ -19,7 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from extender.advice.replay.fragmentation import FragTracker
+from extender.advice.replay.moves import Mover, best_other
 from extender.advice.replay.nodes import NodeState, best_fit_gpu, fits, initial_state, place
+from extender.advice.replay.run_result import RunResult
 from extender.advice.replay.scorer import (
     GpuChooser,
     Holding,
@@ -36,25 +39,6 @@ from extender.advice.replay.workload import Workload
 from extender.scoring.ranking import tie_order
 
 _MEMO_LIMIT = 400_000  # entries; dropped wholesale beyond this, to bound memory on long runs
-
-
-@dataclass(frozen=True, slots=True)
-class RunResult:
-    """One run: after every pod, cumulative arrived / used milli-GPU and the cluster's F (frag)."""
-
-    policy: str
-    seed: int
-    capacity: int  # total milli-GPU of the cluster
-    arrived: tuple[int, ...]
-    used: tuple[int, ...]
-    frag: tuple[float, ...]
-    placements: tuple[int, ...]  # node index per pod, -1 when dropped
-    waits: tuple[float, ...] = ()  # seconds each pod every node held waited, in the order they left
-
-    @property
-    def dropped(self) -> int:
-        """Pods no node could take."""
-        return self.placements.count(-1)
 
 
 @dataclass(slots=True)
@@ -131,6 +115,9 @@ class _Cluster:
             heapq.heapify(view.heap)
         return view
 
+    def best_other(self, pod: PodShape, source: int) -> int:
+        return best_other(self.view(pod).scores, self.ranks, source)
+
     def update(self, node: int, state: NodeState) -> None:
         """Record a placement."""
         self.states[node] = state
@@ -185,6 +172,7 @@ def replay(
     original_pods: Sequence[Pod],
     frag_workload: Workload | None = None,
     arrival_interval_s: float = ARRIVAL_INTERVAL_S,
+    defrag: int = 0,
 ) -> RunResult:
     """Replay `order` on an empty cluster with `scorer`; F for the frag series uses `frag_workload`.
 
@@ -192,7 +180,7 @@ def replay(
     (``waiting``). A pod placed after waiting adds an event where it is placed, arrived unchanged.
     """
     scorer.prepare(RunContext(tuple(nodes), tuple(original_pods), order.seed))
-    run = _Run(nodes, order, scorer, frag_workload)
+    run = _Run(nodes, order, scorer, frag_workload, defrag)
     held = run.held
     for index, pod in enumerate(order.pods):
         now = index * arrival_interval_s
@@ -216,10 +204,11 @@ class _Run:
     """One run's cluster and books: the logs of every event, each pod's node, the held pods."""
 
     def __init__(
-        self, nodes: Sequence[NodeSpec], order: ArrivalOrder, scorer: Scorer, frag_workload: Workload | None
+        self, nodes: Sequence[NodeSpec], order: ArrivalOrder, scorer: Scorer, workload: Workload | None, defrag: int
     ) -> None:
         self.cluster = _Cluster(nodes, order.ranks, scorer)
-        self.frag = FragTracker(self.cluster.states, frag_workload)
+        self.mover = Mover.of(defrag, len(nodes), workload)
+        self.frag = FragTracker(self.cluster.states, workload)
         self.observer = scorer if isinstance(scorer, Observer) else None
         self.holding = scorer if isinstance(scorer, Holding) else None
         self.held = HeldPods(self.holding.hold_limit_s) if self.holding is not None else None
@@ -234,6 +223,8 @@ class _Run:
         """An arriving pod: placed, held (every node it fits holds it), or dropped (none fits)."""
         view = self.cluster.view(shape)
         node = _winner(self.cluster, view, shape, self.holding)
+        if node < 0 and not view.scores and self.mover is not None and self.mover.may_move(index + 1):
+            node = self._rescue(self.mover, shape)
         if node >= 0:
             self._place(index, shape, node)
         elif self.held is not None and view.scores:
@@ -267,13 +258,34 @@ class _Run:
             self._record()
         return node >= 0
 
+    def _rescue(self, mover: Mover, shape: PodShape) -> int:
+        """No node fits the pod: one move may make room for it (``moves``); its node then, else -1."""
+        cluster = self.cluster
+        plan = mover.plan(cluster.states, shape, len(cluster.changed), cluster.best_other)
+        if plan is None:
+            return -1
+        before = cluster.states[plan.target]
+        gpu = _gpu_for(cluster.scorer, before, plan.shape)
+        self._put(plan.source, plan.emptied)
+        self._put(plan.target, place(before, plan.shape, gpu))
+        mover.moved(plan, gpu, before)
+        self.placements[plan.index] = plan.target
+        node = _winner(cluster, cluster.view(shape), shape, self.holding)
+        mover.given_back += shape.gpu_request if node >= 0 else 0
+        return node
+
     def _place(self, index: int, shape: PodShape, node: int) -> None:
-        scorer = self.cluster.scorer
-        state = place(self.cluster.states[node], shape, _gpu_for(scorer, self.cluster.states[node], shape))
-        self.cluster.update(node, state)
-        self.frag.update(node, state)
+        before = self.cluster.states[node]
+        gpu = _gpu_for(self.cluster.scorer, before, shape)
+        self._put(node, place(before, shape, gpu))
+        if self.mover is not None:
+            self.mover.seat(index, node, before, shape, gpu)
         self.used += shape.gpu_request
         self.placements[index] = node
+
+    def _put(self, node: int, state: NodeState) -> None:
+        self.cluster.update(node, state)
+        self.frag.update(node, state)
         if self.holding is not None:
             self.holding.moved(node, state)
 
@@ -284,5 +296,5 @@ class _Run:
 
     def result(self, policy: str, seed: int, capacity: int) -> RunResult:
         waits = tuple(self.held.waits) if self.held is not None else ()
-        logs = (tuple(self.arrived_log), tuple(self.used_log), tuple(self.frag.log))
-        return RunResult(policy, seed, capacity, *logs, tuple(self.placements), waits)
+        logs = (tuple(self.arrived_log), tuple(self.used_log), tuple(self.frag.log), tuple(self.placements), waits)
+        return RunResult(policy, seed, capacity, *logs, *Mover.tally(self.mover))

@@ -49,12 +49,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from extender.advice.replay.advisor_policy import AdvisorPolicy, replay_pod_object
-from extender.advice.replay.engine import RunResult
 from extender.advice.replay.fragmentation import FragModel
 from extender.advice.replay.kube_node import MIB, KubeNode, plugin_total, requests
 from extender.advice.replay.kube_profile import KubeSchedulerProfile
 from extender.advice.replay.kube_scores import extender_points, is_interested, num_feasible_nodes_to_find
 from extender.advice.replay.nodes import NodeState, best_fit_gpu, fits, initial_state, place
+from extender.advice.replay.run_result import RunResult
 from extender.advice.replay.scorer import RunContext
 from extender.advice.replay.specs import MILLI, ArrivalOrder, NodeSpec, Pod, PodShape
 from extender.advice.replay.workload import typical_pods

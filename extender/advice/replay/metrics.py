@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from extender.advice.replay.engine import RunResult
+from extender.advice.replay.run_result import RunResult
 
 MAX_X = 130
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from extender.advice.replay.advisor_policy import ADVISOR_POLICIES, AdvisorPolicy
 from extender.advice.replay.baselines import POLICIES as BASELINES
+from extender.advice.replay.moves import split_defrag
 from extender.advice.replay.scorer import Scorer
 from extender.scoring.policy import ScoringPolicy
 
@@ -27,12 +28,14 @@ def policy_names() -> list[str]:
 def unknown_policies(names: list[str]) -> list[str]:
     """The names that are not policies."""
     known = _registry()
-    return [name for name in names if name not in known]
+    return [name for name in names if split_defrag(name)[0] not in known or split_defrag(name)[1] < 0]
 
 
 def make_policy(name: str, scoring: ScoringPolicy | None = None) -> Scorer:
     """A fresh scorer for one run (scorers hold per-run state, so runs never share one); the advisor's
-    policies judge with ``scoring`` (None: the defaults)."""
+    policies judge with ``scoring`` (None: the defaults). ``NAME+defragB`` is NAME's scorer: the moves
+    are the engine's (``moves``)."""
+    name = split_defrag(name)[0]
     if name in ADVISOR_POLICIES and scoring is not None:
         return AdvisorPolicy(given=name == "advisor-given", policy=scoring)
     factory = _registry().get(name)

@@ -8,7 +8,8 @@
 `alloc_pct` is binned as the published results are (`metrics`); a bin no event fell near is null,
 and so are mean and sd when no seed reached 100 % arrived. `pods`: per run (mean over the seeds) the
 pods dropped and the pods held (every node they fit held them, so they waited), and the seconds those
-waited, all seeds' held pods together (0 when none was held).
+waited, all seeds' held pods together (0 when none was held); for a policy with moves (``NAME+defragB``)
+also the moves made and the GPUs given back (arriving pods placed thanks to a move), per run.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from extender.advice.replay.metrics import unallocated_at
+from extender.advice.replay.moves import split_defrag
+from extender.advice.replay.specs import MILLI
 from extender.advice.replay.sweep import Curve, RunCurves, Sweep
 from extender.advice.replay.waiting import summarise_waits
 
@@ -33,11 +36,15 @@ def unallocated_json(curves: list[Curve], x: int = 100) -> dict[str, float | Non
 
 def _pods(runs: list[RunCurves]) -> dict[str, Any]:
     waits = summarise_waits([run.waits for run in runs])
-    return {
+    out: dict[str, Any] = {
         "dropped": sum(run.dropped for run in runs) / len(runs),
         "held": waits.held_per_run,
         "wait_s": {"mean": waits.mean_s, "p95": waits.p95_s, "max": waits.max_s},
     }
+    if split_defrag(runs[0].policy)[1] > 0:  # a policy with moves: how many, and the GPUs they gave back
+        out["moves"] = sum(run.moves for run in runs) / len(runs)
+        out["gpus_given_back"] = sum(run.given_back for run in runs) / len(runs) / MILLI
+    return out
 
 
 def sweep_json(sweep: Sweep) -> dict[str, Any]:

@@ -18,10 +18,12 @@ from typing import Any
 
 from extender.advice.replay import openb
 from extender.advice.replay.arrivals import generate_order
-from extender.advice.replay.engine import RunResult, replay
+from extender.advice.replay.engine import replay
 from extender.advice.replay.metrics import alloc_curve, frag_curve
+from extender.advice.replay.moves import split_defrag
 from extender.advice.replay.policies import make_policy, unknown_policies
 from extender.advice.replay.report_json import sweep_json
+from extender.advice.replay.run_result import RunResult
 from extender.advice.replay.specs import ArrivalOrder, NodeSpec, Pod
 from extender.advice.replay.sweep import RunCurves, Sweep
 from extender.advice.replay.waiting import ARRIVAL_INTERVAL_S
@@ -68,6 +70,7 @@ def replay_one(workset: Workset, policy: str, seed: int) -> RunResult:
         original_pods=workset.pods,
         frag_workload=workload,
         arrival_interval_s=workset.arrival_interval_s,
+        defrag=max(split_defrag(policy)[1], 0),
     )
 
 
@@ -77,7 +80,8 @@ def run_one(workset: Workset, policy: str, seed: int) -> RunCurves:
     result = replay_one(workset, policy, seed)
     seconds = time.perf_counter() - started
     alloc, frag = tuple(alloc_curve(result)), tuple(frag_curve(result))
-    return RunCurves(policy, seed, alloc, frag, result.dropped, seconds, result.waits)
+    moved = (result.moves, result.given_back)
+    return RunCurves(policy, seed, alloc, frag, result.dropped, seconds, result.waits, *moved)
 
 
 # A worker process receives the workset once (pickled by the pool's initializer), not once per run.

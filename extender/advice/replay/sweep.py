@@ -21,6 +21,8 @@ class RunCurves:
     dropped: int  # pods no node could take
     seconds: float  # wall time of the replay itself
     waits: tuple[float, ...] = ()  # seconds each pod that every node held waited
+    moves: int = 0  # defragmentation moves made (``moves``)
+    given_back: int = 0  # milli-GPU of arriving pods placed thanks to a move
 
 
 @dataclass(frozen=True, slots=True)

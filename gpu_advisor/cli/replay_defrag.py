@@ -1,0 +1,29 @@
+"""``gpu-advisor replay --defrag BUDGET``: every policy also runs with moves, reported beside itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from extender.advice.replay.moves import DEFRAG_SUFFIX
+from extender.advice.replay.openb import ReplayInputError
+
+__all__ = ["add_defrag_flag", "with_moves"]
+
+
+def add_defrag_flag(replay: Any) -> None:
+    replay.add_argument(
+        "--defrag",
+        type=int,
+        metavar="BUDGET",
+        help="also run each policy with up to BUDGET pod moves per 100 arrivals (single-GPU and share pods move "
+        "when an arriving pod fits nowhere), reported beside the runs without moves",
+    )
+
+
+def with_moves(policies: list[str], budget: int | None) -> list[str]:
+    """With --defrag B, every policy runs twice: as asked, and as NAME+defragB (B moves per 100 arrivals)."""
+    if budget is None:
+        return policies
+    if budget < 1:
+        raise ReplayInputError(f"--defrag {budget}: give at least 1 move per 100 arrivals")
+    return [*policies, *(f"{p}{DEFRAG_SUFFIX}{budget}" for p in policies)]
