@@ -218,6 +218,7 @@ def run_size(args: argparse.Namespace, nodes: int, pods: int, folder: Path) -> S
 def _both(setup: Setup, nodes: int, pods: int) -> SizeResult:
     """The fleet, then without the extender, then with it; in a shared cluster the fleet is deleted after."""
     label = f"n{nodes}-{int(time.time())}"
+    load = os.getloadavg()  # other work on the machine takes cores from what is measured
     started = time.monotonic()
     real_api.create_nodes(setup.api, [f"gpu-{label}-{i:05d}" for i in range(nodes)], label)
     node_seconds = time.monotonic() - started
@@ -236,7 +237,13 @@ def _both(setup: Setup, nodes: int, pods: int) -> SizeResult:
             _stop(advisor)
     finally:
         real_api.delete_nodes(setup.api, label)
-    return SizeResult(nodes, pods, with_advisor, without, {"node_creation_seconds": round(node_seconds, 1)})
+    return SizeResult(
+        nodes,
+        pods,
+        with_advisor,
+        without,
+        {"node_creation_seconds": round(node_seconds, 1), "load_average_before": load},
+    )
 
 
 def _sizes(text: str) -> list[tuple[int, int]]:
