@@ -152,7 +152,7 @@ def _wait(url: str, context: ssl.SSLContext | None, process: subprocess.Popen[by
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise SystemExit(f"{process.args[0]} exited ({process.returncode}); its log: {log}")
+            raise SystemExit(f"{log.stem} exited ({process.returncode}); its log: {log}")
         try:
             with urllib.request.urlopen(url, context=context, timeout=5) as answer:
                 if answer.status == 200:

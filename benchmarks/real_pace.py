@@ -206,7 +206,7 @@ def printed_config(certs: Path, scheduler_port: int) -> str:
 def run_size(args: argparse.Namespace, nodes: int, pods: int, folder: Path) -> SizeResult:
     plane = None if args.kubeconfig else real_control_plane.start(args.bin, folder / "control-plane")
     try:
-        kubeconfig = args.kubeconfig or plane.kubeconfig  # type: ignore[union-attr]
+        kubeconfig = plane.kubeconfig if plane else args.kubeconfig
         pids = plane.pids if plane else real_control_plane.pids_by_name(("etcd", "kube-apiserver"))
         setup = Setup(args.bin, kubeconfig, folder, real_api.Api(kubeconfig, folder), pids, args.stall)
         return _both(setup, nodes, pods)
