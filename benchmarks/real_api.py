@@ -58,18 +58,25 @@ class Api:
 
     def call(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
         """One request on this thread's kept-alive connection; the decoded answer. A conflict (the object
-        is already there) is no error to the harness; any other failure stops it."""
-        if getattr(self._local, "conn", None) is None:
-            self._local.conn = self.connection()
-        conn: http.client.HTTPSConnection = self._local.conn
+        is already there) is no error to the harness; any other failure stops it. A kept-alive connection
+        the API server closed while idle is opened again once (the request never reached it)."""
         payload = None if body is None else orjson.dumps(body)
-        try:
-            conn.request(method, path, payload, {**self.headers, "Content-Type": content_type})
-            answer = conn.getresponse()
-            data = answer.read()
-        except (OSError, http.client.HTTPException):
-            self._local.conn = None
-            raise
+        for attempt in (1, 2):
+            if getattr(self._local, "conn", None) is None:
+                self._local.conn = self.connection()
+            conn: http.client.HTTPSConnection = self._local.conn
+            try:
+                conn.request(method, path, payload, {**self.headers, "Content-Type": content_type})
+                answer = conn.getresponse()
+                data = answer.read()
+                break
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self._local.conn = None
+                if attempt == 2:
+                    raise
+            except (OSError, http.client.HTTPException):
+                self._local.conn = None
+                raise
         if answer.status >= 300 and answer.status != 409:
             raise RuntimeError(f"{method} {path}: {answer.status} {data[:300]!r}")
         return orjson.loads(data) if data else None
@@ -150,24 +157,39 @@ class BindWatch:
     def __init__(self, api: Api, namespace: str, resource_version: str) -> None:
         self.bound: dict[str, float] = {}
         self.error: BaseException | None = None
-        self._conn = api.connection(timeout=None)
-        path = f"/api/v1/namespaces/{namespace}/pods?watch=1&resourceVersion={resource_version}"
-        self._conn.request("GET", path, headers={k: v for k, v in api.headers.items() if k != "Content-Type"})
-        self._answer = self._conn.getresponse()
-        if self._answer.status != 200:
-            raise RuntimeError(f"watch {namespace}: {self._answer.status}")
+        self._api, self._namespace, self._version = api, namespace, resource_version
+        self._closed = False
+        self._conn, self._answer = self._open()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
+    def _open(self) -> tuple[Any, Any]:
+        conn = self._api.connection(timeout=None)
+        path = f"/api/v1/namespaces/{self._namespace}/pods?watch=1&resourceVersion={self._version}"
+        conn.request("GET", path, headers={k: v for k, v in self._api.headers.items() if k != "Content-Type"})
+        answer = conn.getresponse()
+        if answer.status != 200:
+            raise RuntimeError(f"watch {self._namespace}: {answer.status}")
+        return conn, answer
+
     def _run(self) -> None:
+        """Read events; when the API server ends the watch, watch again from the last version seen (a
+        version too old to resume from ends the harness with that error)."""
         try:
-            while line := self._answer.readline():
-                event = orjson.loads(line)
-                pod_object = event["object"]
-                if event["type"] in ("ADDED", "MODIFIED") and pod_object["spec"].get("nodeName"):
-                    self.bound.setdefault(pod_object["metadata"]["name"], time.monotonic())
-        except (OSError, ValueError, KeyError) as exc:
-            self.error = exc
+            while not self._closed:
+                while line := self._answer.readline():
+                    event = orjson.loads(line)
+                    pod_object = event["object"]
+                    if event["type"] == "ERROR":
+                        raise RuntimeError(f"watch error: {pod_object.get('message')}")
+                    self._version = pod_object["metadata"].get("resourceVersion", self._version)
+                    if event["type"] in ("ADDED", "MODIFIED") and pod_object["spec"].get("nodeName"):
+                        self.bound.setdefault(pod_object["metadata"]["name"], time.monotonic())
+                if not self._closed:
+                    self._conn, self._answer = self._open()
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+            if not self._closed:
+                self.error = exc
 
     def wait(self, expected: int, stall_seconds: float, on_stall: Callable[[], str]) -> list[float]:
         """The bind times once ``expected`` pods are bound; stops the harness if none was bound for
@@ -188,6 +210,7 @@ class BindWatch:
     def close(self) -> None:
         """Shut the socket down rather than close the connection: closing waits for the reading
         thread's lock, which a watch that is still open never gives up."""
+        self._closed = True
         if self._conn.sock is not None:
             self._conn.sock.shutdown(socket.SHUT_RDWR)
         self._thread.join(timeout=10)
