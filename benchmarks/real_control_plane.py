@@ -174,12 +174,17 @@ class ControlPlane:
 
     def stop(self) -> None:
         for process in reversed(self.processes):
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process(process)
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, and SIGKILL if it has not ended within 30 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _spawn(argv: list[str], log: Path) -> subprocess.Popen[bytes]:

@@ -109,13 +109,7 @@ def _spawn(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
         return subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=ENV)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+_stop = real_control_plane.stop_process
 
 
 @dataclasses.dataclass

@@ -9,7 +9,6 @@ The nodes are one T4 each (1000 milli); the pods ask 600 milli, so a claimed pod
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +24,6 @@ from gpu_advisor.app import create_app
 from tests.containment.live import eventually
 from tests.fakes.apiserver import FakeApiServer
 from tests.kube.test_never_overcommitted import bind, passed, replica, share
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeApiServer]:
-    with FakeApiServer() as server:
-        for name in ("t4-a", "t4-b"):
-            server.put("nodes", replay_node_object(name, "T4", 64_000, 262_144, 1))
-        yield server
 
 
 def claims_text(*names: str, node: str = "t4-a") -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -42,15 +41,6 @@ def share(name: str) -> dict[str, Any]:
     pod["metadata"]["uid"] = f"uid-{name}"
     pod["spec"]["schedulerName"] = "gpu-advisor"
     return pod
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeApiServer]:
-    """Two nodes of one T4 each (1000 milli apiece), 64 cores, 256 GiB."""
-    with FakeApiServer() as server:
-        for name in ("t4-a", "t4-b"):
-            server.put("nodes", replay_node_object(name, "T4", 64_000, 262_144, 1))
-        yield server
 
 
 def replica(fake: FakeApiServer, watch: bool = True) -> tuple[Advisor, KubeSource]:
