@@ -8,7 +8,9 @@ goroutines take chunks of about sqrt(n) nodes in turn (client-go's ``Parallelize
 ``min(sqrt(n), n/16 + 1)``) and append each node that passes at an atomically incremented index; on a
 machine with ``running`` cores that many chunks are checked at once, so the list interleaves them node
 by node (``found_order``). The extender's filter reply keeps that order, and prioritize is sent the names
-it passed, in it.
+it passed, in it; when the filter passes one node, kube-scheduler skips scoring and prioritize and binds it
+(``schedulePod``: "When only one node after predicate, just use it"), as it does with the advisor's
+default ``--filter-passes best``.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ class Kube:
     # what the advisor was sent, by pod: the filter's names and prioritize's, for the no-op's pass
     filtered: dict[int, bytes] = field(default_factory=dict)
     prioritized: dict[int, bytes] = field(default_factory=dict)
+    passed: dict[int, int] = field(default_factory=dict)  # how many names the advisor's filter passed, by pod
 
     def candidates(self, gpus: int, cpu_milli: int) -> list[str]:
         if self.same_order:
@@ -120,13 +123,17 @@ def schedule(caller: Caller, api: Any, pods: range, pod_of: PodOf, kube: Kube, b
         asked = time.perf_counter()
         passed = caller.post("/scheduler/filter", args_body(pod_json, kube.filtered[i]))["NodeNames"] or []
         waited += time.perf_counter() - asked
+        kube.passed[i] = len(passed)
         if not passed:
             continue  # unschedulable: kube-scheduler parks it
-        kube.prioritized[i] = orjson.dumps(passed)
-        asked = time.perf_counter()
-        scores = caller.post("/scheduler/prioritize", args_body(pod_json, kube.prioritized[i]))
-        waited += time.perf_counter() - asked
-        best = max(scores, key=lambda s: s["Score"])["Host"]  # the advisor gives one node its top score
+        if len(passed) == 1:  # one feasible node: no scoring, no prioritize
+            best = passed[0]
+        else:
+            kube.prioritized[i] = orjson.dumps(passed)
+            asked = time.perf_counter()
+            scores = caller.post("/scheduler/prioritize", args_body(pod_json, kube.prioritized[i]))
+            waited += time.perf_counter() - asked
+            best = max(scores, key=lambda s: s["Score"])["Host"]  # the advisor gives one node its top score
         kube.room.take(best, gpus, cpu)
         if bind_verb:  # the advisor claims the node, records a share's GPU and posts the binding itself
             meta = pod["metadata"]
@@ -141,11 +148,11 @@ def schedule(caller: Caller, api: Any, pods: range, pod_of: PodOf, kube: Kube, b
 
 
 def noop_replies(kube: Kube) -> dict[str, str]:
-    """The no-op's answers, by key: a filter passing n names and a prioritize scoring n, with names of
-    the fleet (the same bytes as the advisor's answers to within a name's length)."""
+    """The no-op's answers, by key: a filter passing n names (as many as the advisor's filter passed) and a
+    prioritize scoring n, with names of the fleet (the same bytes as the advisor's answers to within a
+    name's length)."""
     replies: dict[str, str] = {}
-    for sent in kube.filtered.values():
-        n = len(orjson.loads(sent))
+    for n in kube.passed.values():
         doc: dict[str, Any] = {
             "Nodes": None,
             "NodeNames": kube.names[:n],
@@ -165,7 +172,7 @@ def noop_pass(caller: Caller, pods: range, pod_of: PodOf, kube: Kube) -> float:
     for i in pods:
         pod_json = orjson.dumps(pod_of(i)[0])
         filtered, prioritized = kube.filtered[i], kube.prioritized.get(i)
-        keys = f"f{len(orjson.loads(filtered))}", f"p{len(orjson.loads(prioritized or b'[]'))}"
+        keys = f"f{kube.passed[i]}", f"p{len(orjson.loads(prioritized or b'[]'))}"
         asked = time.perf_counter()
         caller.post("/scheduler/filter", args_body(pod_json, filtered), keys[0])
         if prioritized is not None:

@@ -183,7 +183,7 @@ def measure(count: int, pods: int, warm: int, bind_verb: bool, same_order: bool,
             rss, peak = wire.rss_mib(proc.pid)
         out |= {"startup_s": startup, "cpu_ms": 1000 * cpu / pods, "loop_pods_s": pods / wall, "rss": rss, "peak": peak}
         out["wait_ms"] = 1000 * waited / pods
-        out["unschedulable"] = sum(1 for i in counted if i not in kube.prioritized)
+        out["unschedulable"] = sum(1 for i in counted if not kube.passed.get(i))
     (work / "replies.json").write_text(json.dumps(side.noop_replies(kube)))
     port = wire.free_port()
     argv = [sys.executable, str(HERE / "wire_servers.py"), "noop", "--replies", str(work / "replies.json")]

@@ -49,3 +49,13 @@ def advisor() -> Advisor:
 def api(advisor: Advisor) -> Iterator[TestClient]:
     with TestClient(create_app(advisor), raise_server_exceptions=False) as client:
         yield client
+
+
+@pytest.fixture
+def fitting_api(advisor: Advisor) -> Iterator[TestClient]:
+    """The advisor as ``serve --filter-passes fitting`` serves it: its filter passes every node that fits and
+    says why each other one does not (what it judges of every node; by default it passes its best node only,
+    and gives the reasons when no node fits)."""
+    advisor.filter_passes = "fitting"
+    with TestClient(create_app(advisor), raise_server_exceptions=False) as client:
+        yield client

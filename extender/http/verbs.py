@@ -14,6 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -23,6 +24,7 @@ from extender.cluster.dra_view import pod_through_claims
 from extender.errors import MalformedInput, validation_problems
 from extender.http.advisor import Advisor, pod_key
 from extender.http.approvals import chosen_by_filter, chosen_by_prioritize
+from extender.http.best_node import best_only, nodes_head
 from extender.http.bind_guard import Approval, ApprovalLog, constraints_of, pod_uid
 from extender.http.bind_verb import NOT_SYNCED, BindVerb, unsynced
 from extender.http.candidates import CandidateLists
@@ -44,6 +46,7 @@ Answer = tuple[int, bytes]  # HTTP status, JSON body
 Then = Callable[[], None]
 # (args, candidate names, sent Nodes, the pod's request)
 _Parsed = tuple[ExtenderArgs, list[str], dict[str, dict[str, Any]], PodRequest]
+_FITS, _UNRESOLVABLE = attrgetter("fits"), attrgetter("unresolvable")
 _FILTER_FAILED: dict[str, Any] = {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {}}
 
 
@@ -188,22 +191,30 @@ class SchedulerVerbs:
             approvals.claims.forget(args.pod)
             approvals.claims.sweep()
         version = self._version(args, pod)
-        last = self.whole.reuse("filter", pod, names, version)
+        kind = f"filter-{self.advisor.filter_passes}"  # the replies of one mode only
+        last = self.whole.reuse(kind, pod, names, version)
         if last is not None:
             self.advisor.heard(pod, pod_key(args.pod), last.counts[0] > 0, args.pod)  # a waiting pod is heard again
             return last.reply, last.counts, last.chosen
 
         def judge() -> tuple[bytes, Counts, str | None]:
             verdicts = self.advisor.judge(pod, names, sent, False, pod_key(args.pod), args.pod)  # no scores
-            if args.node_names is not None:
+            best = best_only(args, verdicts) if pod.wants_gpu and self.advisor.filter_passes == "best" else None
+            if best is not None:  # kube-scheduler skips scoring and binds the one node passed
+                reply, counts = best[0], _outcomes(verdicts)
+            elif args.node_names is not None:
                 reply, counts = self.fragments.filter_reply(pod, verdicts)
             else:
                 passed, failed, unresolvable = self.fragments.filter_parts(pod, verdicts)
-                reply = filter_answer(_nodes_head(args, verdicts), failed, unresolvable).encode()
+                head = nodes_head(args, {v.node for v in verdicts if v.fits})
+                reply = filter_answer(head, failed, unresolvable).encode()
                 counts = (len(passed), len(failed), len(unresolvable))
             # One node left: kube-scheduler skips prioritize and binds it.
-            chosen = chosen_by_filter(verdicts) if approvals is not None and counts[0] == 1 else None
-            self.whole.keep("filter", pod, names, version, reply, *counts, chosen=chosen)
+            if approvals is None:
+                chosen = None
+            else:
+                chosen = best[1] if best is not None else chosen_by_filter(verdicts) if counts[0] == 1 else None
+            self.whole.keep(kind, pod, names, version, reply, *counts, chosen=chosen)
             return reply, counts, chosen
 
         return await self.lane.run_timed(("filter", pod), judge, big=len(names) > BIG_CALL_NODES)
@@ -258,13 +269,7 @@ class SchedulerVerbs:
 Counts = tuple[int, ...]
 
 
-def _nodes_head(args: ExtenderArgs, verdicts: list[Verdict]) -> str:
-    """The reply's opening when kube-scheduler sent Node objects (nodeCacheCapable: false): the nodes
-    that pass, as Node objects (it reads only Nodes: names alone would silently filter every node)."""
-    keep = {v.node for v in verdicts if v.fits}
-    items = [
-        item
-        for item in (args.nodes.items if args.nodes else [])
-        if str((item.get("metadata") or {}).get("name", "")) in keep
-    ]
-    return '{"Nodes":' + json.dumps({"metadata": {}, "items": items}, separators=(",", ":")) + ',"NodeNames":null'
+def _outcomes(verdicts: list[Verdict]) -> Counts:
+    """How many of the candidates fit, failed, failed unresolvably (the verdicts counter's outcomes)."""
+    fits, unresolvable = sum(map(_FITS, verdicts)), sum(map(_UNRESOLVABLE, verdicts))
+    return fits, len(verdicts) - fits - unresolvable, unresolvable

@@ -41,6 +41,7 @@ def extender_port(args: argparse.Namespace, advisor: Advisor) -> ExtenderPort:
             registry=advisor.registry,
         )
         unauthenticated.set(1)
+    advisor.filter_passes = args.filter_passes
     return ExtenderPort(args.scheduler_port, args.scheduler_client_ca)
 
 
@@ -60,4 +61,12 @@ def extender_port_options(serve: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --cluster kube and no --scheduler-client-ca: serve the verbs, which bind pods, on the plain port "
         "to anyone who reaches it (logged; gauge gpu_advisor_extender_unauthenticated)",
+    )
+    serve.add_argument(
+        "--filter-passes",
+        choices=("best", "fitting"),  # extender.http.best_node.FILTER_PASSES (not imported: the agent's CLI)
+        default="best",
+        help="the nodes the filter passes for a pod the advisor ranks: its best node only (default: kube-scheduler "
+        "then binds it without scoring, as the printed profile's weight would), or every node that fits (for a "
+        "profile whose own score plugins are to weigh in, e.g. a lowered extender weight)",
     )

@@ -191,13 +191,16 @@ def weight_note(weight: int) -> str:
     if point > most:
         return (
             f"more than\n#    the {most} that the enabled score plugins can add together, and the advisor gives "
-            "exactly one node\n#    its top score, so kube-scheduler binds there."
+            "exactly one node\n#    its top score, so kube-scheduler binds there. So the advisor's filter passes "
+            "only that node\n#    (kube-scheduler, left one node, binds it without scoring)."
         )
     compared = "no more than" if point == most else "less than"
     return (
         f"{compared}\n#    the {most} that the enabled score plugins can add together: they can match or "
         "outweigh the advisor,\n#    so kube-scheduler may bind elsewhere than its top node "
-        f"(weight {DEFAULT_WEIGHT} or more outweighs them)."
+        f"(weight {DEFAULT_WEIGHT} or more outweighs them).\n#    Serve this scheduler with "
+        "`gpu-advisor serve --filter-passes fitting`, so its filter passes\n#    every node that fits for the "
+        "plugins to weigh (by default it passes its best node only)."
     )
 
 

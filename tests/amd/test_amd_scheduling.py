@@ -30,8 +30,8 @@ def args(limits: dict[str, str]) -> dict[str, Any]:
     return {"Pod": pod(limits), "Nodes": None, "NodeNames": NODES}
 
 
-def test_an_amd_pod_passes_only_the_amd_node_and_the_others_say_why(api: TestClient) -> None:
-    result = api.post("/scheduler/filter", json=args({"amd.com/gpu": "4"})).json()
+def test_an_amd_pod_passes_only_the_amd_node_and_the_others_say_why(fitting_api: TestClient) -> None:
+    result = fitting_api.post("/scheduler/filter", json=args({"amd.com/gpu": "4"})).json()
     assert result["NodeNames"] == ["mi300x-a"]
     refused = result["FailedAndUnresolvableNodes"]
     assert set(refused) == set(NVIDIA_NODES)
@@ -39,9 +39,9 @@ def test_an_amd_pod_passes_only_the_amd_node_and_the_others_say_why(api: TestCli
     assert refused["a100-mig-a"] == "has no amd.com/gpu", "only MIG slices there"
 
 
-def test_an_nvidia_pod_never_passes_the_amd_node(api: TestClient) -> None:
+def test_an_nvidia_pod_never_passes_the_amd_node(fitting_api: TestClient) -> None:
     for count in ("1", "2", "4", "8"):
-        result = api.post("/scheduler/filter", json=args({"nvidia.com/gpu": count})).json()
+        result = fitting_api.post("/scheduler/filter", json=args({"nvidia.com/gpu": count})).json()
         assert "mi300x-a" not in (result["NodeNames"] or [])
         assert result["FailedAndUnresolvableNodes"]["mi300x-a"] == "offers amd.com/gpu, pod asks for nvidia.com/gpu"
 

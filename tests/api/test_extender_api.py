@@ -26,15 +26,15 @@ def args(
     }
 
 
-def test_a_4_gpu_pod_is_filtered_and_ranked_with_reasons(api: TestClient) -> None:
-    reply = api.post("/scheduler/filter", json=args({"nvidia.com/gpu": "4"}))
+def test_a_4_gpu_pod_is_filtered_and_ranked_with_reasons(fitting_api: TestClient) -> None:
+    reply = fitting_api.post("/scheduler/filter", json=args({"nvidia.com/gpu": "4"}))
     assert reply.status_code == 200
     result = ExtenderFilterResult.model_validate(reply.json())
     assert result.NodeNames is not None and "a100-mig-a" not in result.NodeNames
     assert result.FailedAndUnresolvableNodes == {"a100-mig-a": "has no nvidia.com/gpu"}
     ranked = [
         HostPriority.model_validate(h)
-        for h in api.post("/scheduler/prioritize", json=args({"nvidia.com/gpu": "4"})).json()
+        for h in fitting_api.post("/scheduler/prioritize", json=args({"nvidia.com/gpu": "4"})).json()
     ]
     scores = {h.Host: h.Score for h in ranked}
     # The free NVLink quad 4-7 of dgx1-v100-a beats dgx1-v100-b's scattered 0,4,5,6 and l40s-a's PCIe quad.
@@ -51,9 +51,9 @@ def test_pods_without_gpus_pass_untouched(api: TestClient) -> None:
     assert scores == {name: int(name == "dgx1-v100-b") for name in SIMULATED}
 
 
-def test_interconnect_nvlink_rejects_the_pcie_node_in_failed_and_unresolvable(api: TestClient) -> None:
+def test_interconnect_nvlink_rejects_the_pcie_node_in_failed_and_unresolvable(fitting_api: TestClient) -> None:
     body = args({"nvidia.com/gpu": "2"}, annotations={"gpu-advisor.io/interconnect": "nvlink"})
-    result = api.post("/scheduler/filter", json=body).json()
+    result = fitting_api.post("/scheduler/filter", json=body).json()
     assert (
         result["FailedAndUnresolvableNodes"]["l40s-a"]
         == "l40s-a: PCIe only, no NVLink; pod requires NVLink between 2 GPUs"

@@ -48,14 +48,14 @@ def scores(api: TestClient, manifest: dict[str, Any]) -> dict[str, int]:
     return {h["Host"]: h["Score"] for h in reply.json()}
 
 
-def test_8b_bf16_ranks_below_every_gpu_with_room_for_its_kv_cache_on_prioritize(api: TestClient) -> None:
-    got = scores(api, LLAMA_8B)
+def test_8b_bf16_ranks_below_every_gpu_with_room_for_its_kv_cache_on_prioritize(fitting_api: TestClient) -> None:
+    got = scores(fitting_api, LLAMA_8B)
     # 8 B × 2 bytes = 16 GB = 15,259 MiB of weights; vLLM takes 0.9 × 16,384 = 14,746 MiB of a V100 and
     # 0.9 × 15,360 of a T4: no room for a KV cache, so the plan's terms are × 0 and only headroom is left.
     # The H100 (80 GB) and L40S (45 GB) hold 15,259 + 3,052 (20 %) easily.
     roomy = min(got["hgx-h100-a"], got["l40s-a"])
     assert all(got[n] < roomy for n in ("dgx1-v100-a", "dgx1-v100-b", "t4-ts-a")), got
-    filtered = api.post("/scheduler/filter", json=scheduler_args(LLAMA_8B)).json()
+    filtered = fitting_api.post("/scheduler/filter", json=scheduler_args(LLAMA_8B)).json()
     assert "dgx1-v100-a" in filtered["NodeNames"], "the weights fit: a lower score, not a filter"
 
 
@@ -66,17 +66,17 @@ def test_8b_bf16_is_explained_by_the_dry_run(api: TestClient) -> None:
     assert reasons["dgx1-v100-a"].startswith(NO_ROOM) and reasons["dgx1-v100-b"].startswith(NO_ROOM)
 
 
-def test_70b_bf16_over_4_gpus_goes_only_where_35_gb_per_gpu_fits(api: TestClient) -> None:
-    filtered = api.post("/scheduler/filter", json=scheduler_args(LLAMA_70B_TP4)).json()
+def test_70b_bf16_over_4_gpus_goes_only_where_35_gb_per_gpu_fits(fitting_api: TestClient) -> None:
+    filtered = fitting_api.post("/scheduler/filter", json=scheduler_args(LLAMA_70B_TP4)).json()
     # 70 B × 2 = 140 GB / TP 4 = 35 GB of weights per GPU: more than a V100's or T4's 16/15 GB.
     assert filtered["NodeNames"] == ["hgx-h100-a", "l40s-a"]
     unresolvable = filtered["FailedAndUnresolvableNodes"]
     assert unresolvable["dgx1-v100-a"] == (
         "Meta-Llama-3-70B-Instruct bf16 weights ≈ 35 GB/GPU do not fit its 16 GiB GPUs"
     )
-    got = scores(api, LLAMA_70B_TP4)
+    got = scores(fitting_api, LLAMA_70B_TP4)
     assert got["hgx-h100-a"] > got["l40s-a"]  # an NVLink quad over a PCIe one
-    answer = api.post("/v1/dry-run", json=LLAMA_70B_TP4).json()
+    answer = fitting_api.post("/v1/dry-run", json=LLAMA_70B_TP4).json()
     assert answer["verdict"] == "schedulable on 2 nodes; best: hgx-h100-a with NVLink quad 4-5-6-7"
 
 

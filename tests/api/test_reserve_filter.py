@@ -40,6 +40,7 @@ def _advisor(policy: ScoringPolicy) -> Advisor:
     4 of the 14 whole-GPU pods learned here (8 cores, 32 GiB): w = 15,000 / 15,500 = 0.968, the median
     whole pod 2 cores and 4 GiB (idle holds min(2, 32, 64) = 2), shares of 500 1/16 of the GPU pods."""
     advisor = Advisor(_cluster(), None, policy, clock=lambda: 0.0)
+    advisor.filter_passes = "fitting"  # every node's verdict on the wire, the held one's reason included
     whole = pod_request(replay_pod_object(PodShape(8000, 32768, 1, 1000)))
     for i in range(14):
         advisor.learn(whole, f"ml/whole-{i}")

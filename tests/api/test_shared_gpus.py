@@ -86,7 +86,9 @@ def cluster() -> ClusterState:
 
 @pytest.fixture
 def client(cluster: ClusterState) -> Iterator[TestClient]:
-    with TestClient(create_app(Advisor(cluster, None, ScoringPolicy(), clock=lambda: 0.0))) as c:
+    """The filter as ``--filter-passes fitting`` serves it: every node's verdict on the wire."""
+    advisor = Advisor(cluster, None, ScoringPolicy(), clock=lambda: 0.0, filter_passes="fitting")
+    with TestClient(create_app(advisor)) as c:
         yield c
 
 

@@ -1,5 +1,6 @@
 """A recorded kube-scheduler session against the served extender, in process: per pod a filter with every
-node name and a prioritize with those that passed, then the binding applied through the very watch code
+node name and, when it passed more than one, a prioritize with those (one passed: kube-scheduler binds it
+without scoring), then the binding applied through the very watch code
 ``--cluster kube`` runs (``KubeModel.set_pod``), with now and then a pod finishing (DELETED), a pod
 asked about again, and a node relabelled. Every reply's digest and every bind is written down, so a
 change to how the answers are made can be held to give the very same answers.
@@ -85,7 +86,9 @@ def _digest(reply: bytes, as_sets: bool) -> str:
     return hashlib.sha256(reply).hexdigest()[:20]
 
 
-def run(nodes: int, pods: int, shuffle: random.Random | None = None, as_sets: bool = False) -> list[list[str]]:
+def run(
+    nodes: int, pods: int, shuffle: random.Random | None = None, as_sets: bool = False, passes: str = "best"
+) -> list[list[str]]:
     """Each step: [filter digest, prioritize digest or "", the node bound or ""]. ``shuffle``: every
     filter sends the nodes in a new order, as kube-scheduler's parallel filter does; ``as_sets``: the
     digests are of what kube-scheduler reads (``_digest``)."""
@@ -95,7 +98,7 @@ def run(nodes: int, pods: int, shuffle: random.Random | None = None, as_sets: bo
     model.replace("nodes", objects)
     model.replace("pods", [])
     state.mark_ready(NOW)
-    advisor = Advisor(state, None, ScoringPolicy(), clock=lambda: NOW)
+    advisor = Advisor(state, None, ScoringPolicy(), clock=lambda: NOW, filter_passes=passes)
     advisor.keep_standing()
     verbs = SchedulerVerbs(advisor)
     names = [n["metadata"]["name"] for n in objects]
@@ -114,9 +117,12 @@ def run(nodes: int, pods: int, shuffle: random.Random | None = None, as_sets: bo
         steps.append(step)
         if not passed:
             return
-        reply = (await verbs.prioritize(_body(obj, passed)))[1]
-        step[1] = _digest(reply, as_sets)
-        step[2] = max(json.loads(reply), key=lambda s: s["Score"])["Host"]
+        if len(passed) == 1:  # kube-scheduler scores nothing and binds the one node (``best_node``)
+            step[2] = passed[0]
+        else:
+            reply = (await verbs.prioritize(_body(obj, passed)))[1]
+            step[1] = _digest(reply, as_sets)
+            step[2] = max(json.loads(reply), key=lambda s: s["Score"])["Host"]
         if bind:
             placed.append(bound(obj, step[2], i))
             model.set_pod("MODIFIED", placed[-1])

@@ -66,9 +66,11 @@ def test_captured_bodies_get_a_200_and_a_well_formed_reply(api: TestClient, path
         assert set(doc) == {"Nodes", "NodeNames", "FailedNodes", "FailedAndUnresolvableNodes", "Error"}
         assert result.Error == ""
         if "nocache" in path.name:
-            # nodeCacheCapable: false reads Nodes only: the very Node objects sent, not just names.
+            # nodeCacheCapable: false reads Nodes only: the very Node object sent, not just its name; the
+            # advisor judges these two from the objects and passes its best (``best_node``).
             assert result.NodeNames is None and result.Nodes is not None
-            assert result.Nodes["items"] == body["Nodes"]["items"]
+            [passed] = result.Nodes["items"]
+            assert passed in body["Nodes"]["items"]
         else:
             assert result.Nodes is None and result.NodeNames == body["NodeNames"]
     else:
@@ -85,3 +87,13 @@ def test_the_captured_pod_against_the_simulated_cluster_matches_its_golden_reply
     reply = api.post(f"/scheduler/{verb}", json=body)
     assert reply.status_code == 200
     check_golden(f"simulated-{verb}-1gpu.reply.json", reply.json())
+
+
+def test_the_one_node_the_filter_passes_is_the_one_prioritize_ranks_alone_at_the_top(api: TestClient) -> None:
+    """kube-scheduler binds the one node a filter passes without scoring; with every fitting node passed,
+    it would bind prioritize's top (the printed weight outweighs its score plugins): the same node."""
+    body = json.loads((Path(__file__).parents[1] / "data/kube/extender-filter-cache.json").read_text())
+    body["NodeNames"] = SIMULATED
+    [passed] = api.post("/scheduler/filter", json=body).json()["NodeNames"]
+    scores = {h["Host"]: h["Score"] for h in api.post("/scheduler/prioritize", json=body).json()}
+    assert [host for host, score in scores.items() if score == max(scores.values())] == [passed]

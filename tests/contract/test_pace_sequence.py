@@ -31,6 +31,17 @@ def test_answers_match_the_recorded_session(nodes: int, pods: int) -> None:
         assert got == want, f"step {i}: {got} != recorded {want}"
 
 
+@pytest.mark.parametrize(("nodes", "pods"), [(60, 320), (600, 200)])
+def test_passing_only_the_best_node_binds_every_pod_where_passing_every_fitting_node_did(nodes: int, pods: int) -> None:
+    """``--filter-passes best`` (the default) against ``fitting`` (every fitting node, then prioritize): the
+    same node bound at every step and the same pods left waiting; prioritize is asked only about pods the
+    advisor does not rank (no GPU), and kube-scheduler scores nothing for the rest."""
+    best, fitting = run(nodes, pods), run(nodes, pods, passes="fitting")
+    assert [step[2] for step in best] == [step[2] for step in fitting]
+    asked = [sum(1 for step in steps if step[1]) for steps in (best, fitting)]  # prioritize calls
+    assert asked[0] < asked[1] / 4
+
+
 def test_the_session_fills_nodes_and_leaves_pods_waiting() -> None:
     """The recorded session reaches what the answers must get right: nodes whose pods fill them, and
     pods no node takes (a filter passing none)."""

@@ -124,8 +124,10 @@ def test_the_extender_ranks_the_captured_dra_pod_like_a_two_gpu_pod() -> None:
         passed = api.post("/scheduler/filter", json=load("extender-filter-dra-pod.json")).json()
         scores = api.post("/scheduler/prioritize", json=body).json()
         assert scores == api.post("/scheduler/prioritize", json=plain).json()
-    assert passed["NodeNames"] == ["dra-node-2", "dra-node-1"] and passed["Error"] == ""
+    # Both nodes fit; the filter passes the advisor's best, prioritize's top, for kube-scheduler to bind.
+    assert passed["NodeNames"] == ["dra-node-2"] and passed["Error"] == ""
     assert {s["Host"] for s in scores} == {"dra-node-1", "dra-node-2"}
+    assert max(scores, key=lambda s: s["Score"])["Host"] == "dra-node-2"
     assert all(s["Score"] > 0 for s in scores)  # judged: a pod asking no GPU gets 0 everywhere
 
 

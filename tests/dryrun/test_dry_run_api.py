@@ -8,6 +8,8 @@ import pytest
 import yaml
 from fastapi.testclient import TestClient
 
+from extender.http.advisor import Advisor
+
 SIMULATED = ["a100-mig-a", "dgx1-v100-a", "dgx1-v100-b", "hgx-h100-a", "l40s-a", "mi300x-a", "t4-ts-a"]
 
 
@@ -31,7 +33,11 @@ PODS = {
 
 
 @pytest.mark.parametrize("name", list(PODS))
-def test_the_dry_run_ranking_is_what_filter_and_prioritize_answer(api: TestClient, name: str) -> None:
+def test_the_dry_run_ranking_is_what_filter_and_prioritize_answer(
+    fitting_api: TestClient, advisor: Advisor, name: str
+) -> None:
+    """Against the filter that passes every fitting node; the default filter passes the dry run's first."""
+    api = fitting_api
     manifest = PODS[name]
     answer = api.post("/v1/dry-run", json=manifest).json()
     eligible = sorted(
@@ -44,6 +50,9 @@ def test_the_dry_run_ranking_is_what_filter_and_prioritize_answer(api: TestClien
     assert {r["node"]: r["score"] for r in answer["ranked"]} == {n: scores[n] for n in passed}
     ranked_scores = [r["score"] for r in answer["ranked"]]
     assert ranked_scores == sorted(ranked_scores, reverse=True)
+    advisor.filter_passes = "best"
+    best = api.post("/scheduler/filter", json=body).json()["NodeNames"]
+    assert best == [r["node"] for r in answer["ranked"][:1]]
 
 
 def test_a_4_gpu_job_in_yaml_names_the_best_node_and_its_nvlink_quad(api: TestClient) -> None:

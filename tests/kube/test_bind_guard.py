@@ -108,13 +108,21 @@ def test_a_binding_kube_scheduler_would_not_make_is_refused_and_nothing_is_writt
     source.stop()
 
 
-def test_after_kube_schedulers_own_filter_and_prioritize_the_binding_succeeds(fake: FakeApiServer) -> None:
+@pytest.mark.parametrize("passes", ["best", "fitting"])
+def test_after_kube_schedulers_own_filter_and_prioritize_the_binding_succeeds(fake: FakeApiServer, passes: str) -> None:
+    """The best node alone passed: kube-scheduler binds it without scoring. Every fitting node passed
+    (``--filter-passes fitting``): it binds prioritize's top."""
     pod = pending(fake, "p", tolerations=[{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}])
     advisor, source = replica(fake)
+    advisor.filter_passes = passes
     with TestClient(create_app(advisor)) as app:
         names = passed(app, pod, ["pool-a", "pool-b", "tainted"])
-        assert names == ["pool-a", "pool-b", "tainted"]
-        chosen = top(app, pod, names)
+        if passes == "best":
+            assert len(names) == 1
+            chosen = names[0]
+        else:
+            assert names == ["pool-a", "pool-b", "tainted"]
+            chosen = top(app, pod, names)
         assert bind(app, pod, chosen) == ""
         assert refusals(app) == {}
     assert fake.bindings == [("openb/p", chosen)]
@@ -122,9 +130,11 @@ def test_after_kube_schedulers_own_filter_and_prioritize_the_binding_succeeds(fa
 
 
 def test_a_node_the_filter_passed_but_prioritize_did_not_rank_first_may_still_be_bound(fake: FakeApiServer) -> None:
-    """A profile whose own score plugins outweigh the extender (a lower weight) binds another passed node."""
+    """A profile whose own score plugins outweigh the extender (a lower weight, served with
+    ``--filter-passes fitting``) binds another passed node."""
     pod = pending(fake, "p")
     advisor, source = replica(fake)
+    advisor.filter_passes = "fitting"
     with TestClient(create_app(advisor)) as app:
         names = passed(app, pod, ["pool-a", "pool-b"])
         chosen = top(app, pod, names)
