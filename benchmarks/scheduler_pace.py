@@ -19,7 +19,8 @@ Printed per node count: the advisor's CPU milliseconds per scheduled pod (user +
 across the counted pods, the watch's work on each binding included, read once the process is idle),
 the pods per second that CPU allows (one Python process: one core at most), the pods per second of
 this closed loop, the time kube-scheduler would wait per pod inside its scheduling cycle (filter and
-prioritize; binding runs beside the next cycle), and the resident memory after the run. Then the same
+prioritize; binding runs beside the next cycle), and the resident memory (VmRSS) of the served advisor
+process once ready and after the run, idle past its periodic heap trim. Then the same
 loop against a true no-op (benchmarks/wire_servers.py ``noop``: pre-built answers) sending the very
 bodies the advisor was sent. All traffic goes to 127.0.0.1.
 """
@@ -74,6 +75,7 @@ def sibling(name: str) -> Any:
 
 
 wire = sibling("wire")
+TRIM_EVERY_S = importlib.import_module("gpu_advisor.memory").TRIM_EVERY_S
 PaceApiServer = sibling("pace_apiserver").PaceApiServer
 side = sibling("pace_scheduler")
 
@@ -198,7 +200,8 @@ def measure(count: int, pods: int, warm: int, bind_verb: bool, same_order: bool,
             wall = time.perf_counter() - started
             settle(proc.pid, api.caught_up)
             cpu = cpu_seconds(proc.pid) - cpu
-            rss, peak = wire.rss_mib(proc.pid)
+            time.sleep(TRIM_EVERY_S + 0.5)  # idle past the advisor's periodic heap trim (gpu_advisor.memory)
+            rss, peak = wire.rss_mib(proc.pid)  # the served advisor process's own /proc/PID/status
         out |= {"startup_s": startup, "cpu_ms": 1000 * cpu / pods, "loop_pods_s": pods / wall, "rss": rss, "peak": peak}
         out["wait_ms"] = 1000 * waited / pods
         out["unschedulable"] = sum(1 for i in counted if i not in kube.prioritized)
