@@ -8,7 +8,13 @@ cluster without resource.k8s.io/v1 does. Each watch reads only the events after 
 (a list index), so the stand-in's own cost stays flat however many pods are bound.
 
 For the bind verb it also takes what the advisor's binder sends: a merge patch of a Node's annotations
-(then sent on the nodes watch) or of a Pod's, and ``pods/<name>/binding``, which binds the pod as above.
+(then sent on the nodes watch) or of a Pod's, ``pods/<name>/binding``, which binds the pod as above, and
+the claims Leases in the advisor's namespace (list, watch, read, create, merge patch under the Lease's
+resourceVersion: 409 when another write came first).
+
+Objects are as big as kube-apiserver's: a bound pod carries the ``managedFields`` of its creator and of
+its binding, its defaulted spec and its status (as the real control plane's watch sends them; the
+advisor's resident memory is measured against what it parses).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ class PaceApiServer:
         self.pending: dict[str, dict[str, Any]] = {}  # pods patched before their binding, by namespace/name
         self.api_calls = 0  # writes the advisor's binder made
         self.bound: dict[str, dict[str, Any]] = {}
+        self.leases: dict[str, dict[str, Any]] = {}  # namespace/name → the claims Lease
         self.sent = 0  # pod events written to a watch stream so far
         self.cond = threading.Condition()
         self.closing = False
@@ -71,9 +78,13 @@ class PaceApiServer:
         meta = dict(pod["metadata"])
         with self.cond:
             meta["resourceVersion"] = str(_FIRST_RV + 1 + len(self.events))
+            meta["managedFields"] = managed_fields(pod, at)
             status = {
                 "phase": "Pending",
-                "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": at}],
+                "conditions": [
+                    {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": at}
+                ],
+                "qosClass": "Burstable",
             }
             bound = {**pod, "metadata": meta, "spec": {**pod["spec"], "nodeName": node}, "status": status}
             self.bound[f"{meta['namespace']}/{meta['name']}"] = bound
@@ -105,12 +116,83 @@ class PaceApiServer:
         meta = {**pod["metadata"], "annotations": {**(pod["metadata"].get("annotations") or {}), **notes}}
         self.bind({**pod, "metadata": meta}, node)
 
+    def lease_write(self, method: str, namespace: str, name: str, body: dict[str, Any]) -> tuple[int, Any]:
+        """Create (POST) or merge-patch a claims Lease: its answer's status and object."""
+        with self.cond:
+            self.api_calls += 1
+            key = f"{namespace}/{name}"
+            kept = self.leases.get(key)
+            if method == "POST":
+                if kept is not None:
+                    return 409, _status(409, "AlreadyExists")
+                meta = {**body["metadata"], "namespace": namespace, "uid": f"lease-{len(self.leases)}"}
+                kept = {**body, "metadata": meta}
+            else:
+                wanted = (body.get("metadata") or {}).get("resourceVersion")
+                if kept is None:
+                    return 404, _status(404, "NotFound")
+                if wanted and wanted != kept["metadata"]["resourceVersion"]:
+                    return 409, _status(409, "Conflict")
+                notes = {**(kept["metadata"].get("annotations") or {}), **body["metadata"].get("annotations", {})}
+                kept = {**kept, "metadata": {**kept["metadata"], "annotations": notes}}
+            kept["metadata"]["resourceVersion"] = str(_FIRST_RV + 1 + len(self.events))
+            self.leases[key] = kept
+            self._event("leases", kept)
+            return (201 if method == "POST" else 200), kept
+
     def caught_up(self) -> bool:
         with self.cond:
             return self.sent >= len(self.events)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         return type("Handler", (_Handler,), {"api": self})
+
+
+def _status(code: int, reason: str) -> dict[str, Any]:
+    return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason}
+
+
+def managed_fields(pod: dict[str, Any], at: str) -> list[dict[str, Any]]:
+    """A bound pod's ``metadata.managedFields`` as kube-apiserver keeps them: its creator's fields (every
+    field of its spec, each container's) and the binding's (``spec.nodeName``, the PodScheduled condition)."""
+
+    def fields(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {".": {}, **{f"f:{k}": fields(v) for k, v in value.items()}} if value else {}
+        return {}
+
+    spec = dict(pod["spec"])
+    containers = {
+        f'k:{{"name":"{c["name"]}"}}': {".": {}, **{f"f:{k}": fields(v) for k, v in c.items() if k != "name"}}
+        for c in spec.pop("containers")
+    }
+    created = {f"f:{k}": fields(v) for k, v in spec.items()} | {"f:containers": containers}
+    meta = {k: v for k, v in pod["metadata"].items() if k in ("labels", "annotations")}
+    entry = {"operation": "Update", "apiVersion": "v1", "time": at, "fieldsType": "FieldsV1"}
+    made = {"f:metadata": fields(meta), "f:spec": created} if meta else {"f:spec": created}
+    return [
+        {"manager": "kubectl-create", **entry, "fieldsV1": made},
+        {
+            "manager": "kube-scheduler",
+            **entry,
+            "fieldsV1": {
+                "f:status": {
+                    "f:conditions": {
+                        ".": {},
+                        'k:{"type":"PodScheduled"}': {
+                            ".": {},
+                            "f:lastProbeTime": {},
+                            "f:lastTransitionTime": {},
+                            "f:status": {},
+                            "f:type": {},
+                        },
+                    }
+                }
+            },
+            "subresource": "status",
+        },
+        {"manager": "gpu-advisor", **entry, "fieldsV1": {"f:spec": {"f:nodeName": {}}}, "subresource": "binding"},
+    ]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -135,16 +217,33 @@ class _Handler(BaseHTTPRequestHandler):
         parsed = urllib.parse.urlparse(self.path)
         query = dict(urllib.parse.parse_qsl(parsed.query))
         kind = {"/api/v1/nodes": "nodes", "/api/v1/pods": "pods"}.get(parsed.path)
+        parts = parsed.path.strip("/").split("/")
+        if parts[:3] == ["apis", "coordination.k8s.io", "v1"] and parts[5:6] == ["leases"]:
+            kind = "leases"
+            if len(parts) == 7:  # one Lease
+                with self.api.cond:
+                    lease = self.api.leases.get(f"{parts[4]}/{parts[6]}")
+                if lease is None:
+                    self._send(404, _status(404, "NotFound"))
+                else:
+                    self._send(200, lease)
+                return
         if kind is None:
             self._send(404, {"kind": "Status", "code": 404, "reason": "NotFound", "message": "not served"})
         elif query.get("watch") in ("true", "1"):
             self._watch(kind, int(query.get("resourceVersion") or _FIRST_RV), query)
         else:
             with self.api.cond:
-                items = list(self.api.nodes) if kind == "nodes" else list(self.api.bound.values())
+                kept = {"nodes": self.api.nodes, "pods": self.api.bound.values(), "leases": self.api.leases.values()}
+                items = list(kept[kind])
                 rv = _FIRST_RV + len(self.api.events)
-            list_kind = "NodeList" if kind == "nodes" else "PodList"
+            list_kind = {"nodes": "NodeList", "pods": "PodList", "leases": "LeaseList"}[kind]
             meta = {"resourceVersion": str(rv)}
+            if query.get("limit"):  # a page; its continue token is where the next one starts
+                start, limit, total = int(query.get("continue") or 0), int(query["limit"]), len(items)
+                items = items[start : start + limit]
+                if start + limit < total:
+                    meta["continue"] = str(start + limit)
             self._send(200, {"kind": list_kind, "apiVersion": "v1", "metadata": meta, "items": items})
 
     def _body(self) -> Any:
@@ -155,6 +254,9 @@ class _Handler(BaseHTTPRequestHandler):
         if parts[:3] == ["api", "v1", "nodes"]:
             self._send(200, self.api.patch_node(parts[3], body))
             return
+        if parts[0] == "apis":  # a claims Lease
+            self._send(*self.api.lease_write("PATCH", parts[4], parts[6], body))
+            return
         with self.api.cond:  # a pod's annotations, before its binding (unbound pods are not watched)
             self.api.api_calls += 1
             self.api.pending[f"{parts[3]}/{parts[5]}"] = body
@@ -162,6 +264,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         parts, body = urllib.parse.urlparse(self.path).path.strip("/").split("/"), self._body()
+        if parts[0] == "apis":  # a claims Lease created
+            self._send(*self.api.lease_write("POST", parts[4], body["metadata"]["name"], body))
+            return
         with self.api.cond:
             self.api.api_calls += 1
             patch = self.api.pending.pop(f"{parts[3]}/{parts[5]}", {})

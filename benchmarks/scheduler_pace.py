@@ -19,7 +19,8 @@ Printed per node count: the advisor's CPU milliseconds per scheduled pod (user +
 across the counted pods, the watch's work on each binding included, read once the process is idle),
 the pods per second that CPU allows (one Python process: one core at most), the pods per second of
 this closed loop, the time kube-scheduler would wait per pod inside its scheduling cycle (filter and
-prioritize; binding runs beside the next cycle), and the resident memory after the run. Then the same
+prioritize; binding runs beside the next cycle), and the resident memory (VmRSS) of the served advisor
+process once ready and after the run, idle past its periodic heap trim. Then the same
 loop against a true no-op (benchmarks/wire_servers.py ``noop``: pre-built answers) sending the very
 bodies the advisor was sent. All traffic goes to 127.0.0.1.
 """
@@ -74,18 +75,21 @@ def sibling(name: str) -> Any:
 
 
 wire = sibling("wire")
+TRIM_EVERY_S = importlib.import_module("gpu_advisor.memory").TRIM_EVERY_S
 PaceApiServer = sibling("pace_apiserver").PaceApiServer
 side = sibling("pace_scheduler")
 
 
 def fleet(count: int) -> list[dict[str, Any]]:
-    """Node objects as kube-apiserver lists them: HGX H100 with its topology, bare 8-GPU, Alibaba shared."""
+    """Node objects as kube-apiserver lists them: HGX H100 with its topology, bare 8-GPU, Alibaba shared;
+    each shaped as the real control plane's fake nodes (the captured filter body's Node: labels, conditions,
+    nodeInfo, the ``managedFields`` of its creation and of its status), as big as kube-apiserver sends it."""
     from extender.cluster.state import ANNOTATION_TOPOLOGY
     from extender.model.machines import bundled_machines
     from extender.model.smi_topo import parse_topology_text
 
     topology = parse_topology_text(bundled_machines()["hgx-h100"]).to_json()
-    base = {"cpu": "96", "memory": "393216Mi", "pods": "110"}
+    base = {"cpu": "96", "ephemeral-storage": "500Gi", "memory": "393216Mi", "pods": "110"}
     nodes = []
     for i in range(count):
         kinds = FLEETS[CHOSEN["fleet"]][0]
@@ -93,17 +97,32 @@ def fleet(count: int) -> list[dict[str, Any]]:
         name = f"{kind}-{i:05d}"
         capacity = base | ({ALIBABA_COUNT: "8", ALIBABA_MILLI: "8000"} if kind == "share" else {"nvidia.com/gpu": "8"})
         notes = {ANNOTATION_TOPOLOGY: topology} if kind == "h100" else {}
-        meta = {"name": name, "uid": f"node-{i}", "labels": {"kubernetes.io/hostname": name}, "annotations": notes}
-        nodes.append(
-            {
-                "kind": "Node",
-                "apiVersion": "v1",
-                "metadata": meta,
-                "spec": {},
-                "status": {"capacity": capacity, "allocatable": dict(capacity)},
-            }
-        )
+        nodes.append(node_object(name, f"00000000-0000-4000-9000-{i:012d}", capacity, notes))
     return nodes
+
+
+def node_object(name: str, uid: str, capacity: dict[str, str], notes: dict[str, str]) -> dict[str, Any]:
+    """One Node as the captured filter body's (tests/data/kube/extender-filter-nocache.json), renamed, with
+    ``capacity`` and the annotations ``notes``, and the managedFields that name each of them."""
+    node = json.loads(_node_template())
+    meta, status = node["metadata"], node["status"]
+    meta |= {"name": name, "uid": uid, "resourceVersion": "1000"}
+    meta["labels"] = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "real-pace": "pace"}
+    created: dict[str, Any] = {"f:labels": {".": {}, **{f"f:{k}": {} for k in meta["labels"]}}}
+    if notes:
+        meta["annotations"] = notes
+        created["f:annotations"] = {".": {}, **{f"f:{k}": {} for k in notes}}
+    meta["managedFields"][0]["fieldsV1"]["f:metadata"] = created
+    fields: dict[str, Any] = {".": {}, **{f"f:{k}": {} for k in capacity}}
+    meta["managedFields"][1]["fieldsV1"]["f:status"] |= {"f:allocatable": fields, "f:capacity": dict(fields)}
+    status["capacity"], status["allocatable"] = capacity, dict(capacity)
+    return {"kind": "Node", "apiVersion": "v1", **node}
+
+
+@functools.cache
+def _node_template() -> str:
+    nodes = json.loads((HERE.parent / "tests/data/kube/extender-filter-nocache.json").read_text())["Nodes"]
+    return json.dumps(nodes["items"][0])
 
 
 @functools.cache
@@ -117,6 +136,7 @@ def pod_object(i: int) -> dict[str, Any]:
     gpus, milli, cpu = shapes[i % len(shapes)]
     pod = json.loads(_template())["Pod"]
     pod["metadata"] |= {"name": f"pace-{i:06d}", "uid": f"00000000-0000-4000-8000-{i:012d}"}
+    pod["spec"]["schedulerName"] = "gpu-advisor"  # the printed profile's: the bind verb binds only its pods
     resources: dict[str, dict[str, str]] = {"requests": {"cpu": f"{cpu}m", "memory": f"{cpu * 4 // 1000}Gi"}}
     resources["limits"] = dict(resources["requests"])
     if gpus and milli is None:
@@ -168,7 +188,7 @@ def measure(count: int, pods: int, warm: int, bind_verb: bool, same_order: bool,
         config = api.kubeconfig(work)
         port = wire.free_port()
         argv = [sys.executable, "-m", "gpu_advisor.cli", "serve", "--cluster", "kube", "--kubeconfig", str(config)]
-        argv += ["--host", "127.0.0.1", "--port", str(port)]
+        argv += ["--host", "127.0.0.1", "--port", str(port), "--insecure-scheduler-verbs"]  # this loop calls over HTTP
         with wire.server(argv, port) as (proc, startup):
             caller = side.Caller(port)
             settle(proc.pid)
@@ -180,7 +200,8 @@ def measure(count: int, pods: int, warm: int, bind_verb: bool, same_order: bool,
             wall = time.perf_counter() - started
             settle(proc.pid, api.caught_up)
             cpu = cpu_seconds(proc.pid) - cpu
-            rss, peak = wire.rss_mib(proc.pid)
+            time.sleep(TRIM_EVERY_S + 0.5)  # idle past the advisor's periodic heap trim (gpu_advisor.memory)
+            rss, peak = wire.rss_mib(proc.pid)  # the served advisor process's own /proc/PID/status
         out |= {"startup_s": startup, "cpu_ms": 1000 * cpu / pods, "loop_pods_s": pods / wall, "rss": rss, "peak": peak}
         out["wait_ms"] = 1000 * waited / pods
         out["unschedulable"] = sum(1 for i in counted if not kube.passed.get(i))

@@ -28,7 +28,7 @@ from extender.sources.kube import slim_node
 from extender.sources.kube_approved import Approved
 from extender.sources.pod_index import PodIndex
 
-__all__ = ["DRA_RESOURCES", "KubeModel"]
+__all__ = ["DRA_RESOURCES", "KubeModel", "strip_managed_fields"]
 
 # resource.k8s.io/v1 plural → the kind its list items are (a list leaves ``kind`` off each item)
 DRA_RESOURCES = {
@@ -198,6 +198,15 @@ class KubeModel(Approved):
             touched |= {found[0] for found in (old, reading.found) if found}
         return touched
 
+    def trimmed(self, what: str, items: list[Any]) -> list[Any]:
+        """One page of a list, trimmed to what the model keeps before the next page is read: Nodes slimmed
+        (``slim_node``), every other object without its ``managedFields``."""
+        if what == "nodes":
+            return [_slim_or_bare(i, name) if isinstance(i, Mapping) and (name := _name(i)) else i for i in items]
+        for item in items:
+            strip_managed_fields(item)
+        return items
+
     def replace(self, what: str, items: list[Any]) -> None:
         """A full list of nodes, pods, claims Leases or one DRA kind: the model is rebuilt from it, one contained object
         at a time."""
@@ -237,6 +246,14 @@ class KubeModel(Approved):
             self._keep_claim_pod(_uid(item), item)
         self.invalid.retain("Pod", seen)
         self.pod_index.reset(objects)
+
+
+def strip_managed_fields(obj: Any) -> None:
+    """Drop an object's ``metadata.managedFields`` in place: the API server's record of who set which field,
+    often half a Node's or a Pod's JSON, and read by nothing here."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
 
 
 def _not_newer(obj: Mapping[str, Any], kept: Mapping[str, Any] | None) -> bool:

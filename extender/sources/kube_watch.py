@@ -33,7 +33,7 @@ from extender.cluster.claim_leases import CLAIMS_SELECTOR
 from extender.cluster.state import BoundPod, ClusterState
 from extender.sources.backoff import Backoff
 from extender.sources.invalid import InvalidObjects
-from extender.sources.kube_model import DRA_RESOURCES, KubeModel
+from extender.sources.kube_model import DRA_RESOURCES, KubeModel, strip_managed_fields
 from extender.sources.outage_log import OutageLog
 from extender.sources.pod_index import PodIndex
 from extender.sources.watch_health import WatchHealth
@@ -41,7 +41,7 @@ from extender.sources.watch_health import WatchHealth
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
-__all__ = ["DEFAULT_CLAIMS_NAMESPACE", "KubeSource"]
+__all__ = ["DEFAULT_CLAIMS_NAMESPACE", "LIST_PAGE", "KubeSource"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +50,9 @@ _POD_FIELDS = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
 # replica has already bound.
 RESOURCES = ("nodes", "pods", "leases", *DRA_RESOURCES)
 DEFAULT_CLAIMS_NAMESPACE = "gpu-advisor"
+# Objects per list request (client-go's reflector asks for 500): a 5,000-node list parsed whole was ~60 MiB
+# of objects alive at once, whose freed pages the few kept among them held resident ever after.
+LIST_PAGE = 500
 # plural → the ResourceV1Api method that lists (and, with watch=True, watches) it in every namespace
 _DRA_LISTS = {
     "resourceslices": "list_resource_slice",
@@ -129,12 +132,26 @@ class KubeSource:
         return getattr(self.dra_api, _DRA_LISTS[what]), {}
 
     def _relist(self, what: str) -> str:
+        """List ``what`` in pages of ``LIST_PAGE`` (as client-go's reflector does), each trimmed to what the
+        model reads before the next is asked for, and rebuild the model from them; the list's
+        resourceVersion, to watch from. A continue token that expired mid-list answers 410: listed anew."""
         self.health.listing(what)
         fn, extra = self._lister(what)
-        resp: Any = fn(_preload_content=False, **extra)
-        doc = _decoded(resp.data)
-        items = doc.get("items") if isinstance(doc, dict) else None
-        items = items if isinstance(items, list) else []
+        items: list[Any] = []
+        token, rv = "", ""
+        while True:
+            page = {"limit": LIST_PAGE, "_continue": token} if token else {"limit": LIST_PAGE}
+            resp: Any = fn(_preload_content=False, **extra, **page)
+            doc = _decoded(resp.data)
+            found = doc.get("items") if isinstance(doc, dict) else None
+            items += self.model.trimmed(what, found if isinstance(found, list) else [])
+            meta = doc.get("metadata") if isinstance(doc, dict) else None
+            meta = meta if isinstance(meta, dict) else {}
+            rv = str(meta.get("resourceVersion") or "")
+            token = meta.get("continue") or ""
+            del doc, found
+            if not isinstance(token, str) or not token:
+                break
         self.model.replace(what, items)
         self.health.listed(what)
         self.outages.answered(what)
@@ -143,8 +160,7 @@ class KubeSource:
             log.info("the API server now serves %s: DRA GPUs are read", what)
         self._mark_ready_when_synced()
         log.info("listed %d %s", len(items), what)
-        meta = doc.get("metadata") if isinstance(doc, dict) else None
-        return str((meta or {}).get("resourceVersion") or "")
+        return rv
 
     # -- the loops -------------------------------------------------------------------------------
 
@@ -183,6 +199,7 @@ class KubeSource:
         event = event if isinstance(event, dict) else {}
         kind, obj = str(event.get("type")), event.get("object")
         obj = obj if isinstance(obj, dict) else {}
+        strip_managed_fields(obj)
         if kind == "ERROR":
             raise ApiException(status=obj.get("code"), reason=f"{obj.get('reason')}: {obj.get('message')}")
         meta = obj.get("metadata")

@@ -54,6 +54,7 @@ class FakeApiServer(Writes):
         self.watch_count = dict.fromkeys(self.objects, 0)
         self.documents: dict[str, dict[str, Any]] = {}  # any other object, by its API path
         self.list_count = dict.fromkeys(self.objects, 0)
+        self.pages: Counter[str] = Counter()  # list requests by kind, each page counted (list_count: whole lists)
         self.bindings: list[tuple[str, str]] = []  # (namespace/name, node) in the order they were bound
         self.conflicts = 0  # writes refused for a stale resourceVersion, or a Lease created twice
         self.forbidden: set[str] = set()  # kinds whose list and watch answer 403, as RBAC without a grant
@@ -151,12 +152,23 @@ class FakeApiServer(Writes):
                 if query.get("watch") in ("true", "1"):
                     self._watch(listed, query)
                     return
+                token = query.get("continue") or ""
                 with fake.lock:
-                    fake.list_count[listed.kind] += 1
+                    fake.pages[listed.kind] += 1
+                    if not token:
+                        fake.list_count[listed.kind] += 1  # lists, not their pages
+                    elif int(token.split(":")[0]) < fake.oldest_rv:  # its resourceVersion compacted away
+                        self._send_json(410, _status(410, "Expired", "the provided continue parameter is too old"))
+                        return
                     items = [copy.deepcopy(o) for o in fake.objects[listed.kind].values() if listed.holds(o)]
-                    rv = fake.rv
+                    rv = int(token.split(":")[0]) if token else fake.rv
                 list_kind, api_version = _LIST_KINDS.get(listed.kind, ("List", "v1"))
                 meta = {"resourceVersion": str(rv)}
+                if query.get("limit"):  # a page, as kube-apiserver serves it; its token says where the next starts
+                    start, limit = int(token.split(":")[1]) if token else 0, int(query["limit"])
+                    if start + limit < len(items):
+                        meta["continue"] = f"{rv}:{start + limit}"
+                    items = items[start : start + limit]
                 self._send_json(200, {"kind": list_kind, "apiVersion": api_version, "metadata": meta, "items": items})
 
             def _one(self, path: str) -> tuple[int, dict[str, Any]] | None:

@@ -4,6 +4,8 @@ telemetry refresh is handed back to the system."""
 from __future__ import annotations
 
 import gc
+import threading
+import time
 
 import pytest
 
@@ -33,7 +35,7 @@ def _settled(monkeypatch: pytest.MonkeyPatch, board: TelemetryBoard, libc: _Libc
     monkeypatch.setattr(memory, "_glibc", lambda: libc)
     advisor = Advisor(ClusterState("t"), board, ScoringPolicy(), clock=lambda: 1_796_000_000.0)
     try:
-        memory.settle_memory([advisor])
+        memory.settle_memory([advisor], trim_every_s=0)
     finally:
         gc.unfreeze()
         gc.set_threshold(700, 10, 10)
@@ -66,3 +68,24 @@ def test_without_glibc_nothing_is_set_and_nothing_trimmed(monkeypatch: pytest.Mo
 def test_glibc_is_found_where_there_is_one() -> None:
     libc = memory._glibc()
     assert libc is None or libc.malloc_trim(0) in (0, 1)  # 1: memory was released
+
+
+def test_the_heap_is_trimmed_every_few_seconds_on_a_thread_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    libc = _Libc()
+    monkeypatch.setattr(memory, "_glibc", lambda: libc)
+    try:
+        memory.settle_memory([], trim_every_s=0.02)
+        memory.settle_memory([], trim_every_s=0.02)  # settled again: still one thread
+        deadline = time.monotonic() + 5
+        while len([c for c in libc.calls if c[0] == "malloc_trim"]) < 5 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert [t.name for t in threading.enumerate()].count("malloc-trim") == 1
+    finally:
+        memory.stop_trimming()
+        gc.unfreeze()
+        gc.set_threshold(700, 10, 10)
+    trims = len([c for c in libc.calls if c[0] == "malloc_trim"])
+    assert trims >= 5  # the two settles' own, then the thread's
+    time.sleep(0.1)
+    assert len([c for c in libc.calls if c[0] == "malloc_trim"]) == trims, "stopped"
+    assert memory.TRIM_EVERY_S == 5.0

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from collections.abc import MutableSequence
 from functools import cache
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["GoRandom"]
 
@@ -59,6 +60,8 @@ def _seeded(seed: int, shifts: tuple[int, int]) -> list[int]:
 
 def _times(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a · b mod (x⁶⁰⁷ − x³³⁴ − 1), coefficients mod 2⁶⁴: x^k for k ≥ 607 is x^(k−273) + x^(k−607)."""
+    import numpy as np
+
     c = [int(v) for v in np.convolve(a, b)]
     for k in range(len(c) - 1, _LEN - 1, -1):
         if c[k]:
@@ -68,6 +71,8 @@ def _times(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _x_to_the(n: int) -> np.ndarray:
+    import numpy as np
+
     result, base = np.zeros(_LEN, dtype=np.uint64), np.zeros(_LEN, dtype=np.uint64)
     result[0], base[1] = 1, 1
     while n:
@@ -85,6 +90,9 @@ def cooked() -> tuple[int, ...]:
     The sequence's first 607 values y(−606) … y(0) are the seeded register read from position 334
     backwards; y(t) = Σ_j c_j · y(j − 606) where c = x^(t+606) mod the characteristic polynomial. The
     register after N steps holds y(N−606) … y(N), y(t) at position (334 − t) mod 607."""
+    # numpy only here, imported when first asked: the served process never replays (15 MiB resident)
+    import numpy as np
+
     register = _seeded(1, (20, 10))
     first = np.array([register[(_FEED - t) % _LEN] for t in range(-606, 1)], dtype=np.uint64)
     coefficients = _x_to_the(_COOKING_STEPS)  # y(N − 606) = coefficients · first
