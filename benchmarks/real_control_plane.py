@@ -116,8 +116,10 @@ def _etcd_argv(binary: Path, data: Path, client: str, peer: str) -> list[str]:
     argv = [str(binary), "--name", "real-pace", "--data-dir", str(data)]
     argv += ["--listen-client-urls", client, "--listen-peer-urls", peer, "--log-level", "warn"]
     shown = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=30)
-    if "advertise-client-urls" in shown.stdout + shown.stderr:
+    flags = shown.stdout + shown.stderr
+    if "advertise-client-urls" in flags:
         argv += ["--advertise-client-urls", client, "--initial-advertise-peer-urls", peer]
+    if "initial-cluster" in flags.replace("initial-cluster-", ""):  # a main may build it from --name
         argv += ["--initial-cluster", f"real-pace={peer}"]
     return argv
 

@@ -122,6 +122,7 @@ class Setup:
     api: real_api.Api
     pids: dict[str, int]
     stall_seconds: float
+    serve_args: tuple[str, ...] = ()  # more of the advisor's flags (``--serve-arg``), for an A/B run
 
 
 def measure(setup: Setup, config: str, pods: int, tag: str, advisor_pid: int | None) -> Measured:
@@ -165,6 +166,7 @@ def start_advisor(setup: Setup, certs: Path, ports: tuple[int, int, int]) -> sub
     argv += ["--tls-cert", str(certs / "tls.crt"), "--tls-key", str(certs / "tls.key")]
     argv += ["--scheduler-client-ca", str(certs / "ca.crt")]
     argv += ["--port", str(ports[0]), "--tls-port", str(ports[1]), "--scheduler-port", str(ports[2])]
+    argv += setup.serve_args
     log = setup.folder / "gpu-advisor.log"
     advisor = _spawn(argv, log)
     deadline = time.monotonic() + 300
@@ -202,7 +204,8 @@ def run_size(args: argparse.Namespace, nodes: int, pods: int, folder: Path) -> S
     try:
         kubeconfig = plane.kubeconfig if plane else args.kubeconfig
         pids = plane.pids if plane else real_control_plane.pids_by_name(("etcd", "kube-apiserver"))
-        setup = Setup(args.bin, kubeconfig, folder, real_api.Api(kubeconfig, folder), pids, args.stall)
+        api = real_api.Api(kubeconfig, folder)
+        setup = Setup(args.bin, kubeconfig, folder, api, pids, args.stall, tuple(args.serve_arg or ()))
         return _both(setup, nodes, pods)
     finally:
         if plane:
@@ -252,6 +255,12 @@ def main() -> int:
     parser.add_argument("--sizes", type=_sizes, default=_sizes("1000x3000,5000x2000"), help="NODESxPODS,...")
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     parser.add_argument("--stall", type=float, default=120, help="stop if no pod is bound for this long (s)")
+    parser.add_argument(
+        "--serve-arg",
+        action="append",
+        metavar="ARG",
+        help="one more flag for the advisor (repeatable; e.g. --serve-arg=--filter-passes=fitting)",
+    )
     args = parser.parse_args()
     names = ("kube-scheduler",) if args.kubeconfig else real_control_plane.BINARIES
     real_control_plane.check_binaries(args.bin, names)
