@@ -123,6 +123,8 @@ def _wire(advisor: Advisor, model: Any, cluster: str, prometheus: str | None) ->
 
         watch = model.watch  # the binder writes the claims Leases where the watch reads them
         advisor.approvals = Approvals(watch.model, KubeBinder(watch.api, watch.model, watch.claims_namespace))
+        # an applied defragmentation plan's intents, from the same Lease watch; used up by the owner's new pods
+        advisor.planned = watch.model.intents.sender(watch.pod_index.owned_since, lambda: advisor.clock())
     advisor.rightsize = history_source(cluster, prometheus, advisor.state, model.pods)
     advisor.usage = usage_source(cluster, prometheus, advisor.state, model.pods)
     if cluster != KUBE:  # the console reads a snapshot's Pod objects (the live watch keeps only where pods run)

@@ -22,6 +22,7 @@ from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
 from extender.scoring.held_pods import HeldPods
 from extender.scoring.holding import Holding, holding, pending, waiting_milli
+from extender.scoring.planned import prefer_planned
 from extender.scoring.reserve_ledger import ReserveLedger
 from extender.scoring.standing import standing_requests
 from extender.scoring.workload import MixLearner
@@ -76,6 +77,9 @@ class Advisor:
     bind_schedulers: frozenset[str] = frozenset({"gpu-advisor"})
     # Shutting down: not ready, and every answer closes its connection so callers reconnect elsewhere.
     draining: bool = False
+    # The nodes an applied defragmentation plan sends this pod to (its owner's intent), the first that fits
+    # sent on top (``scoring.planned``); wired in by serve for a live cluster (None: no plan is applied there).
+    planned: Callable[[Mapping[str, Any]], list[str]] | None = None
     # Told each standing shape's verdicts as they are filled in (the extender encodes them ahead).
     standing_listeners: list[Callable[[list[Verdict]], None]] = field(default_factory=list)
 
@@ -188,6 +192,8 @@ class Advisor:
     def verdicts_version(self, request: PodRequest, pod: Mapping[str, Any] | None = None) -> float | None:
         """A token that stays the same while this pod shape's remembered verdicts do (None: none
         remembered): a reply made from them may be reused while it holds."""
+        if pod is not None and self.planned is not None and self.planned(pod):
+            return None  # sent where a plan said: its reply is its own, never reused for its shape
         if not request.wants_gpu and not request.cpu_milli:
             # Never judged (every node passes, whatever the cluster does), so a reply holds for good:
             # without managedResources (the printed default) every pod of the profile comes here.
@@ -241,6 +247,8 @@ class Advisor:
         found, held = self.holding(request, pod), 0
         if found is not None:
             verdicts, held = found.apply(request, verdicts, nodes)
+        if ranked and pod is not None and self.planned is not None and (planned := self.planned(pod)):
+            verdicts = prefer_planned(verdicts, planned)
         if key is not None:
             self.held_pods.judged(request, held)  # what a reply kept from this call holds
             self.heard(request, key, any(v.fits for v in verdicts), pod, held)
