@@ -26,6 +26,7 @@ from extender.scoring.planned import prefer_planned
 from extender.scoring.reserve_ledger import ReserveLedger
 from extender.scoring.standing import standing_requests
 from extender.scoring.workload import MixLearner
+from extender.sources.defrag_look import LookSource
 
 __all__ = ["MAX_BODY_BYTES", "MAX_CANDIDATES", "Advisor", "Metrics", "pod_key"]
 
@@ -77,9 +78,10 @@ class Advisor:
     bind_schedulers: frozenset[str] = frozenset({"gpu-advisor"})
     # Shutting down: not ready, and every answer closes its connection so callers reconnect elsewhere.
     draining: bool = False
-    # The nodes an applied defragmentation plan sends this pod to (its owner's intent), the first that fits
-    # sent on top (``scoring.planned``); wired in by serve for a live cluster (None: no plan is applied there).
+    # The nodes an applied defragmentation plan sends this pod to, first fitting one on top (``scoring.planned``),
+    # and what a plan on the served model reads besides it (``sources.defrag_look``); wired in by serve.
     planned: Callable[[Mapping[str, Any]], list[str]] | None = None
+    defrag_look: LookSource | None = None
     # Told each standing shape's verdicts as they are filled in (the extender encodes them ahead).
     standing_listeners: list[Callable[[list[Verdict]], None]] = field(default_factory=list)
 
