@@ -11,6 +11,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from extender.advice.defrag.look import LookSource
 from extender.advice.dryrun import Advise
 from extender.advice.rightsize import HistorySource
 from extender.advice.usage import UsageSource
@@ -26,7 +27,6 @@ from extender.scoring.planned import prefer_planned
 from extender.scoring.reserve_ledger import ReserveLedger
 from extender.scoring.standing import standing_requests
 from extender.scoring.workload import MixLearner
-from extender.sources.defrag_look import LookSource
 
 __all__ = ["MAX_BODY_BYTES", "MAX_CANDIDATES", "Advisor", "Metrics", "pod_key"]
 

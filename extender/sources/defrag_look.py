@@ -13,25 +13,15 @@ it is also the cluster the operator's ``--apply`` will meet.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from extender.advice.defrag.look import DefragLook, LookSource
 from extender.cluster.dra_view import node_through_slices, pod_through_claims
 
 if TYPE_CHECKING:
     from extender.sources.kube_watch import KubeSource
 
-__all__ = ["DefragLook", "LookSource", "kept_look", "live_look"]
-
-
-@dataclass(frozen=True)
-class DefragLook:
-    nodes: Sequence[Mapping[str, Any]]
-    pods: Sequence[Mapping[str, Any]]  # bound GPU pods (pending ones are not moved)
-    budgets: Sequence[Mapping[str, Any]] = ()  # PodDisruptionBudget objects
-
-
-LookSource = Callable[[], DefragLook]
+__all__ = ["kept_look", "live_look"]
 
 
 def kept_look(

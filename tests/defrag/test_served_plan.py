@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from extender.sources.defrag_look import DefragLook
+from extender.advice.defrag.look import DefragLook
 from gpu_advisor.app import create_app
 from gpu_advisor.serve import build_advisor
 from tests.defrag.objects import node, pod
