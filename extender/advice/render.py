@@ -113,6 +113,6 @@ def defrag_report(plan: DefragPlan, applying: bool = False) -> str:
         lines += [f"  {x.pod}: {x.why}" for x in plan.left_alone[:20]]
         if len(plan.left_alone) > 20:
             lines.append(f"  … {len(plan.left_alone) - 20} more (--json lists them all)")
-    done = "applying:" if applying else "dry run: nothing was evicted"
+    done = "applying the plan" if applying else "dry run: nothing was evicted"
     lines.append(f"{done} ({plan.searched} arrangements judged, {plan.movable} pods may move)")
     return "\n".join(lines)
