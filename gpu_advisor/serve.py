@@ -16,6 +16,8 @@ from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy
 from extender.sources.agent_scrape import AgentScrapeTelemetry
 from extender.sources.cluster_choice import KUBE, SIMULATED, live_model
+from extender.sources.defrag_look import kept_look, live_look
+from extender.sources.disruption_budgets import disruption_budgets
 from extender.sources.pod_index import PodIndex, directory_source
 from extender.sources.policy_file import load_policy
 from extender.sources.polling import Telemetry
@@ -123,11 +125,15 @@ def _wire(advisor: Advisor, model: Any, cluster: str, prometheus: str | None) ->
 
         watch = model.watch  # the binder writes the claims Leases where the watch reads them
         advisor.approvals = Approvals(watch.model, KubeBinder(watch.api, watch.model, watch.claims_namespace))
+        # an applied defragmentation plan's intents, from the same Lease watch; used up by the owner's new pods
+        advisor.planned = watch.model.intents.sender(watch.pod_index.owned_since, lambda: advisor.clock())
+        advisor.defrag_look = live_look(watch, lambda: advisor.clock())
     advisor.rightsize = history_source(cluster, prometheus, advisor.state, model.pods)
     advisor.usage = usage_source(cluster, prometheus, advisor.state, model.pods)
     if cluster != KUBE:  # the console reads a snapshot's Pod objects (the live watch keeps only where pods run)
         pods = simulated_cluster().pods if cluster == SIMULATED else model.pods if isinstance(model.pods, list) else []
         advisor.pod_objects = kept_as_json(pods)
+        advisor.defrag_look = kept_look(model.nodes, pods, disruption_budgets(cluster))  # as served
         advisor.learn_look(pods)  # its pending pods, as explain and diagnose learn them from the same look
 
 

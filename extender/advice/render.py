@@ -100,8 +100,9 @@ def diagnosis_report(result: Diagnosis) -> str:
     return "\n".join(lines)
 
 
-def defrag_report(plan: DefragPlan) -> str:
-    """A defragmentation plan as text: the verdict, the moves in order, what stays and why."""
+def defrag_report(plan: DefragPlan, applying: bool = False) -> str:
+    """A defragmentation plan as text: the verdict, the moves in order, what stays and why; ``applying``:
+    its moves are being made (the lines saying each follow), else it is a dry run."""
     lines = [plan.verdict]
     for number, move in enumerate(plan.moves, 1):
         gpus = f" (GPUs {','.join(map(str, move.gpus))})" if move.gpus else ""
@@ -112,5 +113,6 @@ def defrag_report(plan: DefragPlan) -> str:
         lines += [f"  {x.pod}: {x.why}" for x in plan.left_alone[:20]]
         if len(plan.left_alone) > 20:
             lines.append(f"  … {len(plan.left_alone) - 20} more (--json lists them all)")
-    lines.append(f"dry run: nothing was evicted ({plan.searched} arrangements judged, {plan.movable} pods may move)")
+    done = "applying the plan" if applying else "dry run: nothing was evicted"
+    lines.append(f"{done} ({plan.searched} arrangements judged, {plan.movable} pods may move)")
     return "\n".join(lines)

@@ -11,6 +11,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from extender.advice.defrag.look import LookSource
 from extender.advice.dryrun import Advise
 from extender.advice.rightsize import HistorySource
 from extender.advice.usage import UsageSource
@@ -22,6 +23,7 @@ from extender.model.readings import TelemetryBoard
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo, judge_all
 from extender.scoring.held_pods import HeldPods
 from extender.scoring.holding import Holding, holding, pending, waiting_milli
+from extender.scoring.planned import prefer_planned
 from extender.scoring.reserve_ledger import ReserveLedger
 from extender.scoring.standing import standing_requests
 from extender.scoring.workload import MixLearner
@@ -79,6 +81,10 @@ class Advisor:
     filter_passes: str = "best"
     # Shutting down: not ready, and every answer closes its connection so callers reconnect elsewhere.
     draining: bool = False
+    # The nodes an applied defragmentation plan sends this pod to, first fitting one on top (``scoring.planned``),
+    # and what a plan on the served model reads besides it (``sources.defrag_look``); wired in by serve.
+    planned: Callable[[Mapping[str, Any]], list[str]] | None = None
+    defrag_look: LookSource | None = None
     # Told each standing shape's verdicts as they are filled in (the extender encodes them ahead).
     standing_listeners: list[Callable[[list[Verdict]], None]] = field(default_factory=list)
 
@@ -191,6 +197,8 @@ class Advisor:
     def verdicts_version(self, request: PodRequest, pod: Mapping[str, Any] | None = None) -> float | None:
         """A token that stays the same while this pod shape's remembered verdicts do (None: none
         remembered): a reply made from them may be reused while it holds."""
+        if pod is not None and self.planned is not None and self.planned(pod):
+            return None  # sent where a plan said: its reply is its own, never reused for its shape
         if not request.wants_gpu and not request.cpu_milli:
             # Never judged (every node passes, whatever the cluster does), so a reply holds for good:
             # without managedResources (the printed default) every pod of the profile comes here.
@@ -244,6 +252,8 @@ class Advisor:
         found, held = self.holding(request, pod), 0
         if found is not None:
             verdicts, held = found.apply(request, verdicts, nodes)
+        if ranked and pod is not None and self.planned is not None and (planned := self.planned(pod)):
+            verdicts = prefer_planned(verdicts, planned)
         if key is not None:
             self.held_pods.judged(request, held)  # what a reply kept from this call holds
             self.heard(request, key, any(v.fits for v in verdicts), pod, held)

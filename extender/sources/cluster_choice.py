@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +73,7 @@ class LiveModel:
     telemetry: TelemetryBoard | None
     pods: PodIndex | list[dict[str, Any]]  # where pods run, for placing telemetry series
     watch: KubeSource | None = None
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # a snapshot's Node objects (a defrag plan's)
 
 
 def live_model(
@@ -104,4 +105,4 @@ def live_model(
     snap = one_look(cluster)
     # The simulated cluster's pods run nowhere a Prometheus could see them.
     pods = [] if cluster in (SIMULATED, SIMULATED_RACK) else snap.pods
-    return LiveModel(snap.cluster(source_name(cluster)), snap.telemetry(telemetry_max_age_s), pods)
+    return LiveModel(snap.cluster(source_name(cluster)), snap.telemetry(telemetry_max_age_s), pods, nodes=snap.nodes)

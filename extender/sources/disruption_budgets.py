@@ -11,7 +11,7 @@ from extender.sources.cluster_choice import KUBE, SIMULATED, SIMULATED_RACK
 from extender.sources.documents import load_document
 from extender.sources.snapshot import SnapshotError
 
-__all__ = ["disruption_budgets"]
+__all__ = ["disruption_budgets", "listed_budgets"]
 
 
 def disruption_budgets(cluster: str, kubeconfig: str | None = None) -> list[dict[str, Any]]:
@@ -28,13 +28,25 @@ def disruption_budgets(cluster: str, kubeconfig: str | None = None) -> list[dict
 
 
 def _listed(kubeconfig: str | None) -> list[dict[str, Any]]:
-    from kubernetes import client
-
-    from extender.sources.kube import ApiServerError, api_error_message, kube_api
+    from extender.sources.kube import ApiServerError, kube_api
 
     try:
         core = kube_api(kubeconfig)
-        found = client.PolicyV1Api(core.api_client).list_pod_disruption_budget_for_all_namespaces()
+    except Exception as exc:  # the client raises many kinds; the user needs the one line
+        raise ApiServerError(f"cannot reach the cluster: {exc}") from None
+    return listed_budgets(core)
+
+
+def listed_budgets(core: Any, timeout_s: float = 30.0) -> list[dict[str, Any]]:
+    """Every PodDisruptionBudget of the cluster, through ``core``'s client (a CoreV1Api) and credentials."""
+    from kubernetes import client
+
+    from extender.sources.kube import ApiServerError, api_error_message
+
+    try:
+        found = client.PolicyV1Api(core.api_client).list_pod_disruption_budget_for_all_namespaces(
+            _request_timeout=timeout_s
+        )
         return [dict(core.api_client.sanitize_for_serialization(item)) for item in found.items]
     except Exception as exc:  # the client raises many kinds; the user needs the one line
         raise ApiServerError(f"cannot list PodDisruptionBudgets: {api_error_message(exc)}") from None

@@ -24,7 +24,15 @@ from extender.model.gpu_vendor import is_gpu_resource
 from extender.model.pods import MODEL_ENV
 from extender.sources.agent_scrape import AgentTarget
 
-__all__ = ["ApiServerError", "agent_targets", "api_error_message", "kube_api", "list_cluster", "slim_node"]
+__all__ = [
+    "ApiServerError",
+    "agent_targets",
+    "api_error_message",
+    "kube_api",
+    "list_bound_gpu_pods",
+    "list_cluster",
+    "slim_node",
+]
 
 
 class ApiServerError(SourceError):
@@ -156,6 +164,19 @@ def list_cluster(api: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     diagnose and ``gpu-advisor snapshot``."""
     nodes = json.loads(api.list_node(_preload_content=False).data).get("items") or []
     pods = json.loads(api.list_pod_for_all_namespaces(_preload_content=False).data).get("items") or []
+    slim_nodes = [{"apiVersion": "v1", "kind": "Node", **slim_node(n)} for n in nodes]
+    return slim_nodes, _gpu_pods(pods)
+
+
+def list_bound_gpu_pods(api: Any, timeout_s: float = 30.0) -> list[dict[str, Any]]:
+    """One list of the Pods bound to a node that ask for GPUs, trimmed: what a defragmentation plan on the
+    served model reads (its owners, labels and priority, which the model does not keep)."""
+    fields = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
+    resp = api.list_pod_for_all_namespaces(field_selector=fields, _preload_content=False, _request_timeout=timeout_s)
+    return _gpu_pods(json.loads(resp.data).get("items") or [])
+
+
+def _gpu_pods(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
     gpu_pods = []
     for pod in pods:
         limits = [c.get("resources") or {} for c in (pod.get("spec") or {}).get("containers") or []]
@@ -163,8 +184,7 @@ def list_cluster(api: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         asks = asks or bool((pod.get("spec") or {}).get("resourceClaims"))  # DRA: extender.cluster.dra_view
         if asks and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
             gpu_pods.append(_slim_pod(pod))
-    slim_nodes = [{"apiVersion": "v1", "kind": "Node", **slim_node(n)} for n in nodes]
-    return slim_nodes, gpu_pods
+    return gpu_pods
 
 
 def agent_targets(api: Any, namespace: str = "gpu-advisor", port: int = 9401) -> Callable[[], list[AgentTarget]]:

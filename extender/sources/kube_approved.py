@@ -14,6 +14,7 @@ from extender.cluster.bound_pods import read_bound_pod
 from extender.cluster.claim_leases import ClaimLease, read_lease
 from extender.cluster.claims import CLAIM_TTL_S, Claim, Claims, claim_object, counted, node_annotation
 from extender.cluster.state import BoundPod
+from extender.sources.defrag_board import IntentBoard
 
 __all__ = ["Approved"]
 
@@ -33,12 +34,14 @@ class Approved:
         self._lapses: list[tuple[float, str]] = []  # (when, node), a heap; stale entries skipped
         self._seen: dict[str, float] = {}  # uids the watch showed bound, oldest first
         self.leases: dict[str, ClaimLease] = {}  # each node's claims Lease, by node name
+        self.intents = IntentBoard()  # applied defragmentation plans' intents, from the same watch
 
     def set_lease(self, kind: str, obj: Mapping[str, Any]) -> None:
         """Apply one watch event for a claims Lease: only its node is rebuilt."""
         lease = read_lease(obj)
-        if lease is None:
-            return  # a Lease of that label the advisor did not write: nothing it claims counts
+        if lease is None:  # an applied defragmentation plan's intent, or nothing the advisor reads
+            self.intents.apply(kind, obj)
+            return
         with self.lock:
             kept = self.leases.get(lease.node)
             if kind == "DELETED":
@@ -52,6 +55,8 @@ class Approved:
 
     def replace_leases(self, items: Iterable[Mapping[str, Any]]) -> None:
         """A full list of the claims Leases: the nodes whose claims changed are rebuilt."""
+        items = list(items)
+        self.intents.replace(items)
         found = {lease.node: lease for item in items if (lease := read_lease(item)) is not None}
         with self.lock:
             old, self.leases = self.leases, found

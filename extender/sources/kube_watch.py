@@ -1,7 +1,8 @@
 """ClusterState from the live API server: list + watch of Nodes, Pods, the resource.k8s.io/v1
 ResourceSlices, ResourceClaims and ResourceClaimTemplates DRA GPUs are read from, and the claims Leases
-every replica's bind verb writes in the advisor's namespace (``extender.cluster.claim_leases``), with the
-kubernetes client.
+every replica's bind verb writes in the advisor's namespace (``extender.cluster.claim_leases``), and there
+too the intents of applied defragmentation plans (``extender.cluster.defrag_intents``), with the kubernetes
+client.
 
 Objects are kept as the raw JSON the API server sends (the same shapes a snapshot holds), trimmed to
 what the advisor reads, and applied one contained object at a time (``extender.sources.kube_model``).
@@ -29,7 +30,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
-from extender.cluster.claim_leases import CLAIMS_SELECTOR
+from extender.cluster.defrag_intents import LEASES_SELECTOR
 from extender.cluster.state import BoundPod, ClusterState
 from extender.sources.backoff import Backoff
 from extender.sources.invalid import InvalidObjects
@@ -127,7 +128,7 @@ class KubeSource:
         if what == "pods":
             return self.api.list_pod_for_all_namespaces, {"field_selector": _POD_FIELDS}
         if what == "leases":
-            extra = {"namespace": self.claims_namespace, "label_selector": CLAIMS_SELECTOR}
+            extra = {"namespace": self.claims_namespace, "label_selector": LEASES_SELECTOR}
             return self.leases_api.list_namespaced_lease, extra
         return getattr(self.dra_api, _DRA_LISTS[what]), {}
 

@@ -6,9 +6,11 @@ pod's node is where the GPUs are. It keeps each pod's owner metadata too (labels
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from extender.cluster.node import parse_time
 from extender.cluster.state import ClusterState, NodeState
 from extender.model.series_map import Directory, PodPlace, directory_of_places, pod_place
 
@@ -48,13 +50,27 @@ class PodIndex:
         with self._lock:
             return list(self._places.values())
 
+    def owned_since(self, owner_uid: str, since: float) -> Counter[str]:
+        """How many pods of the controller ``owner_uid`` created at ``since`` or later are bound on each node:
+        an applied defragmentation plan's replacement pods (``defrag_board``). Both times are the API
+        server's, in whole seconds: a pod of the same second as the plan's intent counts as its."""
+        with self._lock:
+            found = [(uid, meta) for uid, meta in self._meta.items() if _owned_by(meta, owner_uid)]
+            nodes = [(self._places[uid].node, meta) for uid, meta in found if uid in self._places]
+        return Counter(n for n, meta in nodes if (parse_time(meta.get("creationTimestamp")) or 0.0) >= since)
+
     def pods(self) -> list[dict[str, Any]]:
         """The placed pods as Pod objects holding only their owner metadata."""
         with self._lock:
             return [{"kind": "Pod", "metadata": dict(meta)} for meta in self._meta.values()]
 
 
-_OWNER_META = ("name", "namespace", "uid", "labels", "annotations", "ownerReferences")
+_OWNER_META = ("name", "namespace", "uid", "labels", "annotations", "ownerReferences", "creationTimestamp")
+
+
+def _owned_by(meta: Mapping[str, Any], owner_uid: str) -> bool:
+    refs = meta.get("ownerReferences")
+    return isinstance(refs, list) and any(isinstance(r, Mapping) and r.get("uid") == owner_uid for r in refs)
 
 
 def _owner_meta(pod: Mapping[str, Any]) -> dict[str, Any]:

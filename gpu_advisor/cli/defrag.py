@@ -29,14 +29,14 @@ def _defrag(args: argparse.Namespace) -> int:
     from extender.advice import render
     from extender.advice.defrag import DefragError, Judge, World, for_fleet, for_pod, movable_pods
     from extender.scoring.holding import look
-    from extender.sources.cluster_choice import one_look
+    from extender.sources.cluster_choice import KUBE, one_look
     from extender.sources.disruption_budgets import disruption_budgets
     from gpu_advisor.cli.cluster import _policy
 
     if args.budget < 1:
         raise CliError(f"--budget {args.budget}: a plan needs a budget of at least 1 move")
-    if args.apply:
-        raise CliError("--apply: evicting through the Eviction API is not available yet; run without it for the plan")
+    if args.apply and args.cluster != KUBE:
+        raise CliError("--apply evicts on the live cluster the plan is made on: use it with --cluster kube")
     pending = _pending(args.manifest) if args.manifest else None
     snap = one_look(args.cluster, args.kubeconfig)
     nodes, now, policy = snap.cluster(args.cluster).nodes_by_name(), time.time(), _policy(args)
@@ -56,6 +56,10 @@ def _defrag(args: argparse.Namespace) -> int:
         )
     except DefragError as exc:
         raise DefragError(f"{args.manifest}: {exc}" if args.manifest else str(exc)) from None
+    if args.apply and plan.found:
+        from gpu_advisor.cli.defrag_apply import apply_plan
+
+        return apply_plan(args, plan, world)
     print(plan.model_dump_json(indent=2) if args.json else render.defrag_report(plan))
     return 0 if plan.found else EXIT_NO_ANSWER
 
@@ -85,5 +89,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     cmd.add_argument("--kubeconfig", help="kubeconfig file for --cluster kube")
     cmd.add_argument("--policy", metavar="FILE", help="the scoring policy the extender serves (YAML/JSON)")
     cmd.add_argument("--json", action="store_true", help="print the plan as JSON")
-    cmd.add_argument("--apply", action="store_true", help="evict the plan's pods (not available yet)")
+    cmd.add_argument(
+        "--apply",
+        action="store_true",
+        help="make the plan: evict its pods in order through the Eviction API with your kubeconfig's "
+        "credentials, each after telling the advisor where its replacement goes (--cluster kube)",
+    )
+    cmd.add_argument(
+        "--claims-namespace",
+        default="gpu-advisor",
+        metavar="NS",
+        help="where the advisor keeps its Leases: --apply writes each move's intent there (default gpu-advisor)",
+    )
     cmd.set_defaults(handler=_cmd)

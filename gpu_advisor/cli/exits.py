@@ -1,7 +1,8 @@
 """The command line's side of the error tree: one line on stderr and the exit code that goes with it.
 
 Exit codes: 0 done; 2 bad input or usage (one line on stderr, never a traceback); 3 a valid question
-with no answer (e.g. no GPU set of that size is free).
+with no answer (e.g. no GPU set of that size is free); 4 an action stopped part-way (``defrag --apply``: the API
+server refused a move).
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ import sys
 
 from extender.errors import GpuAdvisorError, UsageError
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_NO_ANSWER", "CliError", "report"]
+__all__ = ["EXIT_BAD_INPUT", "EXIT_NO_ANSWER", "EXIT_STOPPED", "CliError", "report"]
 
 EXIT_BAD_INPUT = 2
 EXIT_NO_ANSWER = 3
+EXIT_STOPPED = 4
 
 
 class CliError(UsageError):

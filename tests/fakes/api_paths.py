@@ -3,6 +3,7 @@ a list's or watch's namespace and label selector, read as the real server reads 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,9 +72,13 @@ def written_resource(path: str) -> str:
 
 
 def _selected(labels: dict[str, str], selector: str) -> bool:
-    """An equality-based label selector: ``k=v``, ``k==v``, ``k!=v``, ``k``, ``!k``, joined by commas."""
-    for term in filter(None, (t.strip() for t in selector.split(","))):
-        if "!=" in term:
+    """A label selector: ``k=v``, ``k==v``, ``k!=v``, ``k``, ``!k``, ``k in (a,b)``, ``k notin (a,b)``,
+    joined by commas (outside the parentheses)."""
+    for term in filter(None, (t.strip() for t in re.split(r",(?![^(]*\))", selector))):
+        if (found := re.fullmatch(r"(\S+)\s+(in|notin)\s+\((.*)\)", term)) is not None:
+            key, op, values = found[1], found[2], {v.strip() for v in found[3].split(",")}
+            ok = (labels.get(key) in values) == (op == "in")
+        elif "!=" in term:
             key, value = term.split("!=", 1)
             ok = labels.get(key.strip()) != value.strip()
         elif "=" in term:

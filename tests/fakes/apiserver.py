@@ -7,10 +7,10 @@ It speaks what the real server speaks to the real ``kubernetes`` client: lists w
 (``ADDED``/``MODIFIED``/``DELETED``/``BOOKMARK``), a 410 Gone ``ERROR`` event for an expired
 resourceVersion, merge-patches on nodes and Leases (refused with 409 Conflict when the patch names a
 resourceVersion that is not the object's, as the real server does), creates (409 AlreadyExists) and
-updates (409 Conflict on a stale resourceVersion, 404 when gone) of Leases, reads of one node, pod or
-Lease, and ``pods/<name>/binding`` (409 when the pod is bound already). Every write is counted by the
-resource RBAC names (``writes``). Tests script trouble: drop the next watch connection mid-stream, or
-expire history.
+updates (409 Conflict on a stale resourceVersion, 404 when gone) and deletes of Leases, reads of one node,
+pod or Lease, ``pods/<name>/binding`` (409 when the pod is bound already) and ``pods/<name>/eviction`` (429
+for the pods a test names, as for a PodDisruptionBudget). Every write is counted by the resource RBAC
+names (``writes``). Tests script trouble: drop the next watch connection mid-stream, or expire history.
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ class FakeApiServer(Writes):
         self.list_count = dict.fromkeys(self.objects, 0)
         self.pages: Counter[str] = Counter()  # list requests by kind, each page counted (list_count: whole lists)
         self.bindings: list[tuple[str, str]] = []  # (namespace/name, node) in the order they were bound
+        self.evictions: list[str] = []  # namespace/name of each pod evicted, in order
+        self.budget_forbids: set[str] = set()  # pods whose eviction answers 429, as a PodDisruptionBudget would
         self.conflicts = 0  # writes refused for a stale resourceVersion, or a Lease created twice
         self.forbidden: set[str] = set()  # kinds whose list and watch answer 403, as RBAC without a grant
         self.writes: Counter[str] = Counter()  # writes received, by resource as RBAC names it (pods/binding)
@@ -202,18 +204,8 @@ class FakeApiServer(Writes):
                 while time.time() < deadline:
                     with fake.lock:
                         if since < fake.oldest_rv:
-                            gone = {
-                                "type": "ERROR",
-                                "object": {
-                                    "kind": "Status",
-                                    "apiVersion": "v1",
-                                    "metadata": {},
-                                    "status": "Failure",
-                                    "message": f"too old resource version: {since} ({fake.oldest_rv})",
-                                    "reason": "Expired",
-                                    "code": 410,
-                                },
-                            }
+                            why = f"too old resource version: {since} ({fake.oldest_rv})"
+                            gone = {"type": "ERROR", "object": {**_status(410, "Expired", why), "metadata": {}}}
                             self._chunk(json.dumps(gone).encode() + b"\n")
                             break
                         # events are kept in resourceVersion order: start after ``since`` without a scan
@@ -243,8 +235,9 @@ class FakeApiServer(Writes):
                 """Bind a pod, or create any other object (a Secret): stored under its collection path and name."""
                 doc = self._body("POST")
                 parts = urllib.parse.urlparse(self.path).path.strip("/").split("/")
-                if len(parts) == 7 and parts[4] == "pods" and parts[6] == "binding":
-                    self._send_json(*fake.bind(f"{parts[3]}/{parts[5]}", doc))
+                if len(parts) == 7 and parts[4] == "pods" and parts[6] in ("binding", "eviction"):
+                    write = fake.bind if parts[6] == "binding" else fake.evict
+                    self._send_json(*write(f"{parts[3]}/{parts[5]}", doc))
                     return
                 listed = collection(urllib.parse.urlparse(self.path).path, {})
                 if listed is not None and listed.kind == "leases" and listed.namespace:
@@ -279,6 +272,13 @@ class FakeApiServer(Writes):
                     doc["metadata"]["resourceVersion"] = str(fake.rv)
                 fake.documents[path] = doc
                 self._send_json(200, doc)
+
+            def do_DELETE(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                fake.requests.append(("DELETE", self.path, dict(self.headers), b""))
+                fake.writes[written_resource(self.path)] += 1
+                named = one_object(urllib.parse.urlparse(self.path).path)
+                self._send_json(*(fake.remove(*named) if named else (404, _status(404, "NotFound", self.path))))
 
             def do_PATCH(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)

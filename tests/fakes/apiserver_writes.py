@@ -1,5 +1,5 @@
-"""How the fake API server writes: creates, updates and merge patches of annotations under an optional
-resourceVersion precondition, and pod bindings (a part of ``FakeApiServer``)."""
+"""How the fake API server writes: creates, updates, deletes and merge patches of annotations under an
+optional resourceVersion precondition, pod bindings and evictions (a part of ``FakeApiServer``)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,42 @@ class Writes:
     objects: dict[str, dict[str, dict[str, Any]]]
     conflicts: int
     bindings: list[tuple[str, str]]
+    evictions: list[str]
+    budget_forbids: set[str]
 
     def put(self, kind: str, obj: dict[str, Any]) -> None:
         raise NotImplementedError
+
+    def delete(self, kind: str, key: str) -> None:
+        raise NotImplementedError
+
+    def remove(self, kind: str, key: str) -> tuple[int, dict[str, Any]]:
+        """DELETE of one object: 200 with a Success status; 404 when there is none."""
+        with self.lock:
+            if key not in self.objects[kind]:
+                return 404, _status(404, "NotFound", f'{kind} "{key.split("/")[-1]}" not found')
+            self.delete(kind, key)
+        return 200, {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 200}
+
+    def evict(self, key: str, eviction: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """``POST pods/<name>/eviction``: the pod deleted; 429 for a pod in ``budget_forbids`` (the API server's
+        answer when a PodDisruptionBudget allows no disruption), 409 on another uid than the precondition's."""
+        with self.lock:
+            found = self.objects["pods"].get(key)
+            uid = ((eviction.get("deleteOptions") or {}).get("preconditions") or {}).get("uid")
+            if found is None:
+                return 404, _status(404, "NotFound", f'pods "{key.split("/")[-1]}" not found')
+            if key in self.budget_forbids:
+                why = "Cannot evict pod as it would violate the pod's disruption budget."
+                return 429, {
+                    **_status(429, "TooManyRequests", why),
+                    "details": {"causes": [{"reason": "DisruptionBudget"}]},
+                }
+            if uid and uid != found["metadata"].get("uid"):
+                return 409, _status(409, "Conflict", f"Precondition failed: UID in precondition: {uid}")
+            self.evictions.append(key)
+            self.delete("pods", key)
+        return 201, {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201}
 
     def merge_patch(self, kind: str, key: str, patch: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """A merge patch of an object's annotations; 409 when the patch names a resourceVersion that is not

@@ -42,7 +42,7 @@ def test_the_advisor_runs_two_replicas_with_probes_and_a_disruption_budget(rende
     assert deployment["spec"]["minReadySeconds"] == 5
 
 
-def test_the_advisor_may_only_read_nodes_pods_and_dra_objects_and_write_its_own_leases(
+def test_the_advisor_may_only_read_nodes_pods_dra_objects_and_budgets_and_write_its_own_leases(
     rendered: list[dict[str, Any]],
 ) -> None:
     role = find(rendered, "ClusterRole", "gpu-advisor-reader")
@@ -53,6 +53,8 @@ def test_the_advisor_may_only_read_nodes_pods_and_dra_objects_and_write_its_own_
             "resources": ["resourceslices", "resourceclaims", "resourceclaimtemplates"],
             "verbs": ["get", "list", "watch"],
         },
+        # a defragmentation plan on the served model reads the budgets when asked
+        {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["list"]},
     ]
     # Writing: only what the bind verb needs (the Binding; its claims in its own namespace's Leases), no Node.
     binder = find(rendered, "ClusterRole", "gpu-advisor-binder")
@@ -71,8 +73,20 @@ def test_the_advisor_may_only_read_nodes_pods_and_dra_objects_and_write_its_own_
     assert claims_binding["subjects"] == [{"kind": "ServiceAccount", "name": "gpu-advisor", "namespace": "gpu-advisor"}]
     publisher = find(rendered, "ClusterRole", "gpu-advisor-topology-publisher")
     assert publisher["rules"][0]["verbs"] == ["get", "patch"]
-    bound = {b["roleRef"]["name"] for b in rendered if b["kind"] == "ClusterRoleBinding"}
+    bound = {b["roleRef"]["name"] for b in rendered if b["kind"] in ("ClusterRoleBinding", "RoleBinding")}
     assert "gpu-advisor-topology-publisher" not in bound
+
+
+def test_evicting_is_an_operators_role_bound_to_nobody(rendered: list[dict[str, Any]]) -> None:
+    defrag = find(rendered, "ClusterRole", "gpu-advisor-defrag")
+    assert {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]} in defrag["rules"]
+    intents = find(rendered, "Role", "gpu-advisor-defrag-intents")
+    assert intents["metadata"]["namespace"] == "gpu-advisor"
+    assert intents["rules"] == [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create", "patch", "delete"]}
+    ]
+    bound = {b["roleRef"]["name"] for b in rendered if b["kind"] in ("ClusterRoleBinding", "RoleBinding")}
+    assert not bound & {"gpu-advisor-defrag", "gpu-advisor-defrag-intents"}  # the advisor plans, it never evicts
 
 
 def test_the_auth_reader_binding_stays_in_kube_system(rendered: list[dict[str, Any]]) -> None:

@@ -6,7 +6,7 @@ from pydantic import BaseModel, Field
 
 from extender.errors import InputError
 
-__all__ = ["DefragError", "DefragPlan", "LeftAlone", "Move"]
+__all__ = ["Applied", "DefragError", "DefragPlan", "LeftAlone", "Move"]
 
 
 class DefragError(InputError):
@@ -39,3 +39,11 @@ class DefragPlan(BaseModel):
     searched: int = Field(description="arrangements of the cluster judged")
     movable: int = Field(description="pods a plan may move")
     left_alone: list[LeftAlone] = Field(description="GPU pods no plan moves, and why")
+
+
+class Applied(BaseModel):
+    """What ``--apply`` made of a plan: the pods evicted in order, and where and why it stopped."""
+
+    evicted: list[str] = Field(description="namespace/name of each pod evicted, in plan order")
+    stopped_at: str | None = Field(description="the move not made (None: every move was made)")
+    why: str = Field(description="why that move was not made")

@@ -102,6 +102,7 @@ def _page_routes(router: APIRouter) -> None:
     @router.get("/nodes/{_name}", include_in_schema=False)
     @router.get("/pods/{_namespace}/{_name}", include_in_schema=False)
     @router.get("/pending", include_in_schema=False)
+    @router.get("/defrag", include_in_schema=False)
     @router.get("/what-if", include_in_schema=False)
     def console_page() -> Response:
         return _served(page, "index.html")

@@ -65,6 +65,14 @@
       poll(() => podPage(parts[1], parts[2]));
     } else if (parts[0] === "pending") {
       poll(() => api("/v1/console/pending").then((d) => show(GA.pendingView(d))));
+    } else if (parts[0] === "defrag") {  // asked once, not polled: a plan is a search, not a reading
+      const mine = generation;
+      const plan = () => {
+        view.replaceChildren(GA.el("p", { class: "muted", text: "Planning…" }));
+        api("/v1/defrag", { method: "POST", body: "{}", headers: { "Content-Type": "application/json" } })
+          .then((p) => { if (mine === generation) show(GA.defragView(p, plan)); }, fail);
+      };
+      plan();
     } else if (parts[0] === "what-if") {
       show(GA.whatIfForm(whatIf, lastManifest));
     } else {

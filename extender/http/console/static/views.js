@@ -1,4 +1,4 @@
-// The five views. Each takes the JSON its /v1/console route (or /v1/dry-run) answers and returns DOM.
+// The six views. Each takes the JSON its /v1/console route (or /v1/dry-run) answers and returns DOM.
 "use strict";
 window.GA = window.GA || {};
 (function (GA) {
@@ -159,4 +159,22 @@ window.GA = window.GA || {};
       el("h2", { text: node.name + ": GPUs " + gpus.join(", ") }), GA.wiring(node, gpus)))),
     ans.filtered.length ? el("h2", { text: "Filtered out" }) : null,
     ans.filtered.length ? table(["node", "stage", "reason"], ans.filtered.map((f) => [f.node, f.stage, f.reason])) : null);
+
+  // The fleet plan (POST /v1/defrag, a dry run): each move, what it gives back, what stays and why.
+  const milli = (v) => (v === null || v === undefined ? "–" : String(Math.round(v)));
+  GA.defragView = (plan, again) => el("div", { id: "defrag" },
+    el("h1", { text: "Defragmentation: the fleet plan (dry run)" }),
+    el("p", { class: "verdict", text: plan.verdict }),
+    el("p", { class: "muted", text: "Stranded now: " + milli(plan.stranded_before) + " milli-GPU · after the plan: " +
+      milli(plan.stranded_after) + " · " + plan.movable + " pod(s) may move · " + plan.searched + " arrangements judged" }),
+    plan.moves.length ? table(["#", "evict", "from", "its replacement goes to", "GPUs there", "gives back (milli-GPU)"],
+      plan.moves.map((m, i) => [String(i + 1), m.pod, link(GA.nodeHref(m.source), m.source), link(GA.nodeHref(m.target), m.target),
+        m.gpus ? m.gpus.join(", ") : "–", milli((i ? plan.moves[i - 1].stranded_after : plan.stranded_before) - m.stranded_after)]),
+      (i) => ({ class: "move", "data-pod": plan.moves[i].pod })) : null,
+    el("p", { class: "muted", text: "Nothing was evicted. To make this plan: gpu-advisor defrag --cluster kube --budget " +
+      plan.budget + " --apply (with your own credentials)." }),
+    el("p", {}, el("button", { type: "button", id: "plan-again", text: "Plan again", on: { click: again } })),
+    el("h2", { text: "Left alone (" + plan.left_alone.length + ")" }),
+    plan.left_alone.length ? table(["pod", "why it stays"], plan.left_alone.map((x) => [x.pod, x.why]),
+      (i) => ({ class: "left-alone", "data-pod": plan.left_alone[i].pod })) : el("p", { class: "muted", text: "Every GPU pod may move." }));
 })(window.GA);
