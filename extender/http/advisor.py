@@ -76,9 +76,7 @@ class Advisor:
     # The profiles that consult this advisor (``serve --scheduler-config``; default: the printed profile):
     # the bind verb binds only their pods.
     bind_schedulers: frozenset[str] = frozenset({"gpu-advisor"})
-    # What the filter passes (``serve --filter-passes``, ``best_node``): the best node only, or every
-    # node that fits (a profile whose own score plugins are to weigh in).
-    filter_passes: str = "best"
+    filter_passes: str = "best"  # or "fitting" (``serve --filter-passes``, ``best_node``)
     # Shutting down: not ready, and every answer closes its connection so callers reconnect elsewhere.
     draining: bool = False
     # The nodes an applied defragmentation plan sends this pod to, first fitting one on top (``scoring.planned``),
