@@ -123,6 +123,7 @@ class Setup:
     pids: dict[str, int]
     stall_seconds: float
     serve_args: tuple[str, ...] = ()  # more of the advisor's flags (``--serve-arg``), for an A/B run
+    kube_binds: bool = False  # ``--kube-binds``: the extender entry without its bindVerb (a split, not as shipped)
 
 
 def measure(setup: Setup, config: str, pods: int, tag: str, advisor_pid: int | None) -> Measured:
@@ -205,7 +206,7 @@ def run_size(args: argparse.Namespace, nodes: int, pods: int, folder: Path) -> S
         kubeconfig = plane.kubeconfig if plane else args.kubeconfig
         pids = plane.pids if plane else real_control_plane.pids_by_name(("etcd", "kube-apiserver"))
         api = real_api.Api(kubeconfig, folder)
-        setup = Setup(args.bin, kubeconfig, folder, api, pids, args.stall, tuple(args.serve_arg or ()))
+        setup = Setup(args.bin, kubeconfig, folder, api, pids, args.stall, tuple(args.serve_arg or ()), args.kube_binds)
         return _both(setup, nodes, pods)
     finally:
         if plane:
@@ -228,8 +229,13 @@ def _both(setup: Setup, nodes: int, pods: int) -> SizeResult:
         advisor = start_advisor(setup, setup.folder / "advisor-certs", (ports[0], ports[1], ports[2]))
         try:
             with_advisor = measure(
-                setup, scheduler_config(printed, kubeconfig, with_extender=True), pods, "with", advisor.pid
+                setup,
+                scheduler_config(printed, kubeconfig, with_extender=True, kube_binds=setup.kube_binds),
+                pods,
+                "with",
+                advisor.pid,
             )
+            served = served_seconds(ports[0])
         finally:
             _stop(advisor)
     finally:
@@ -239,8 +245,28 @@ def _both(setup: Setup, nodes: int, pods: int) -> SizeResult:
         pods,
         with_advisor,
         without,
-        {"node_creation_seconds": round(node_seconds, 1), "load_average_before": load},
+        {"node_creation_seconds": round(node_seconds, 1), "load_average_before": load} | served,
     )
+
+
+def served_seconds(port: int) -> dict[str, float]:
+    """The advisor's own time per call by verb (its histogram: from the body read to the answer made),
+    mean milliseconds; the rest of kube-scheduler's wait is the wire, TLS and the event loop's queue."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    sums: dict[str, float] = {}
+    for line in text.splitlines():
+        for part in ("_sum", "_count"):
+            head = f"gpu_advisor_extender_seconds{part}{{verb="
+            if line.startswith(head):
+                verb = line[len(head) :].split('"')[1]
+                sums[verb + part] = float(line.rsplit(" ", 1)[1])
+    verbs = {key[: -len("_count")] for key in sums if key.endswith("_count")}
+    return {
+        f"advisor_{verb}_ms": round(1000 * sums[verb + "_sum"] / sums[verb + "_count"], 3)
+        for verb in verbs
+        if sums[verb + "_count"]
+    } | {f"advisor_{verb}_calls": sums[verb + "_count"] for verb in verbs}
 
 
 def _sizes(text: str) -> list[tuple[int, int]]:
@@ -255,6 +281,11 @@ def main() -> int:
     parser.add_argument("--sizes", type=_sizes, default=_sizes("1000x3000,5000x2000"), help="NODESxPODS,...")
     parser.add_argument("--out", type=Path, help="write the figures as JSON here")
     parser.add_argument("--stall", type=float, default=120, help="stop if no pod is bound for this long (s)")
+    parser.add_argument(
+        "--kube-binds",
+        action="store_true",
+        help="kube-scheduler binds, not the advisor (to split the cost; not as shipped)",
+    )
     parser.add_argument(
         "--serve-arg",
         action="append",

@@ -45,7 +45,7 @@ def cpu_ms_per_pod(before: dict[str, float], after: dict[str, float], pods: int)
     return {name: (after[name] - before[name]) * 1000 / pods for name in before if name in after}
 
 
-def scheduler_config(printed: str, kubeconfig: str, *, with_extender: bool) -> str:
+def scheduler_config(printed: str, kubeconfig: str, *, with_extender: bool, kube_binds: bool = False) -> str:
     """The printed KubeSchedulerConfiguration made runnable here: kube-scheduler ignores --kubeconfig
     once --config is given, so its client's kubeconfig goes into clientConnection; leader election is
     off (one kube-scheduler per configuration, and no Lease writes in the measured window); without
@@ -55,6 +55,8 @@ def scheduler_config(printed: str, kubeconfig: str, *, with_extender: bool) -> s
     config["leaderElection"] = {"leaderElect": False}
     if not with_extender:
         config.pop("extenders", None)
+    elif kube_binds:  # for the split only: kube-scheduler posts the Binding itself, as without the extender
+        config["extenders"][0].pop("bindVerb", None)
     return yaml.safe_dump(config, sort_keys=False)
 
 
