@@ -18,15 +18,17 @@ from __future__ import annotations
 import http.client
 import math
 import random
+import ssl
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
 
-__all__ = ["Caller", "Kube", "Room", "chunk_size", "found_order", "noop_pass", "schedule"]
+__all__ = ["Caller", "Kube", "Room", "chunk_size", "client_tls", "found_order", "noop_pass", "schedule"]
 
 PARALLELISM = 16  # kube-scheduler's default ``parallelism``
 # (the pod object, whole nvidia.com/gpu it asks for, its CPU milli)
@@ -92,10 +94,15 @@ class Kube:
 
 
 class Caller:
-    """One kept-alive connection, as kube-scheduler's HTTP client keeps one per extender."""
+    """One kept-alive connection, as kube-scheduler's HTTP client keeps one per extender; with ``tls``, over
+    HTTPS with kube-scheduler's client certificate, as the printed profile calls the advisor."""
 
-    def __init__(self, port: int) -> None:
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    def __init__(self, port: int, tls: ssl.SSLContext | None = None) -> None:
+        self.conn: http.client.HTTPConnection = (
+            http.client.HTTPSConnection("127.0.0.1", port, timeout=30, context=tls)
+            if tls is not None
+            else http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        )
 
     def post(self, path: str, body: bytes, reply_key: str = "") -> Any:
         headers = {"Content-Type": "application/json"} | ({"X-Wire-Reply": reply_key} if reply_key else {})
@@ -105,6 +112,16 @@ class Caller:
         if reply.status != 200:
             raise SystemExit(f"{path} answered {reply.status}: {data[:300]!r}")
         return orjson.loads(data)
+
+
+def client_tls(certs: Path) -> ssl.SSLContext:
+    """kube-scheduler's side of the printed profile's tlsConfig: the advisor checked against the CA (its
+    certificate names the Service, not 127.0.0.1: the chain is checked, the name is not), the client pair
+    presented."""
+    context = ssl.create_default_context(cafile=str(certs / "ca.crt"))
+    context.check_hostname = False
+    context.load_cert_chain(str(certs / "scheduler.crt"), str(certs / "scheduler.key"))
+    return context
 
 
 def args_body(pod_json: bytes, names_json: bytes) -> bytes:

@@ -39,6 +39,7 @@ import functools
 import importlib.util
 import json
 import os
+import subprocess
 import tempfile
 import time
 from typing import Any
@@ -78,6 +79,7 @@ wire = sibling("wire")
 TRIM_EVERY_S = importlib.import_module("gpu_advisor.memory").TRIM_EVERY_S
 PaceApiServer = sibling("pace_apiserver").PaceApiServer
 side = sibling("pace_scheduler")
+calibration = sibling("pace_calibration")
 
 
 def fleet(count: int) -> list[dict[str, Any]]:
@@ -179,18 +181,43 @@ def kube_view(nodes: list[dict[str, Any]], same_order: bool) -> Any:
     return side.Kube(names, side.Room(gpus, cpu), same_order)
 
 
-def measure(count: int, pods: int, warm: int, bind_verb: bool, same_order: bool, work: Path) -> dict[str, float]:
+def served_ports(work: Path, mtls: bool) -> tuple[int, int, Any]:
+    """The advisor's plain port, the port of its verbs and the client's TLS context (None: plain HTTP)."""
+    port = wire.free_port()
+    if not mtls:
+        return port, port, None
+    certs = work / "certs"
+    cli = [sys.executable, "-m", "gpu_advisor.cli", "certs", "create", "--out", str(certs)]
+    subprocess.run(cli, check=True, capture_output=True)
+    return port, wire.free_port(), side.client_tls(certs)
+
+
+def served_tls(work: Path, mtls: bool, verbs_port: int) -> list[str]:
+    """serve's flags: the verbs over mTLS on their own port, as shipped; or on the plain port."""
+    if not mtls:
+        return ["--insecure-scheduler-verbs"]
+    certs = work / "certs"
+    return [
+        *("--tls-cert", str(certs / "tls.crt"), "--tls-key", str(certs / "tls.key")),
+        *("--tls-port", str(wire.free_port()), "--scheduler-port", str(verbs_port)),
+        *("--scheduler-client-ca", str(certs / "ca.crt")),
+    ]
+
+
+def measure(
+    count: int, pods: int, warm: int, bind_verb: bool, same_order: bool, work: Path, mtls: bool = True
+) -> dict[str, float]:
     nodes = fleet(count)
     kube = kube_view(nodes, same_order)
     counted = range(warm, warm + pods)
     out: dict[str, float] = {}
     with PaceApiServer(nodes) as api:
         config = api.kubeconfig(work)
-        port = wire.free_port()
+        port, verbs_port, tls = served_ports(work, mtls)
         argv = [sys.executable, "-m", "gpu_advisor.cli", "serve", "--cluster", "kube", "--kubeconfig", str(config)]
-        argv += ["--host", "127.0.0.1", "--port", str(port), "--insecure-scheduler-verbs"]  # this loop calls over HTTP
+        argv += ["--host", "127.0.0.1", "--port", str(port), *served_tls(work, mtls, verbs_port)]
         with wire.server(argv, port) as (proc, startup):
-            caller = side.Caller(port)
+            caller = side.Caller(verbs_port, tls)
             settle(proc.pid)
             out["ready_rss"] = wire.rss_mib(proc.pid)[0]
             side.schedule(caller, api, range(warm), pod_of, kube, bind_verb)
@@ -235,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--same-order", action="store_true", help="send every node in one order every call (not as kube-scheduler does)"
     )
+    parser.add_argument(
+        "--plain", action="store_true", help="call the verbs over plain HTTP (default: mTLS, as the printed profile)"
+    )
     args = parser.parse_args(argv)
     CHOSEN["fleet"] = args.fleet
     if args.pods < 1 or args.warm < 0:
@@ -248,13 +278,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     for count in (int(n) for n in args.nodes.split(",")):
         with tempfile.TemporaryDirectory() as folder:
-            m = measure(count, args.pods, args.warm, args.bind_verb, args.same_order, Path(folder))
+            m = measure(count, args.pods, args.warm, args.bind_verb, args.same_order, Path(folder), not args.plain)
         print(
             f"{count:5d} | {m['cpu_ms']:18.2f} | {1000 / max(m['cpu_ms'], 1e-9):13.0f} | {m['loop_pods_s']:11.1f} |"
             f" {m['noop_cpu_ms']:16.2f} | {m['noop_loop_pods_s']:17.1f} | {m['wait_ms']:.2f}, {m['noop_wait_ms']:.2f}"
             f" | {m['ready_rss']:.0f} → {m['rss']:.0f}"
             f"   [start-up {m['startup_s']:.1f} s; {m['unschedulable']:.0f} of {args.pods} pods unschedulable]"
         )
+        estimate = calibration.real_ratio_estimate(count, m["cpu_ms"])
+        if estimate is not None and args.fleet == "bare" and args.bind_verb and not args.plain:
+            print(
+                f"      estimated ratio on a real 2-core control plane (benchmarks/pace_calibration.py): {estimate:.2f}"
+            )
     print(f"load average at end: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
     return 0
 

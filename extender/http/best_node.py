@@ -23,7 +23,7 @@ scheduler with ``--filter-passes fitting``, which passes every fitting node as b
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
@@ -38,13 +38,18 @@ __all__ = ["FILTER_PASSES", "best_only", "nodes_head"]
 FILTER_PASSES = ("best", "fitting")
 
 
-def best_only(args: ExtenderArgs, verdicts: list[Verdict]) -> tuple[bytes, str] | None:
+def best_only(args: ExtenderArgs, verdicts: list[Verdict], planned: Sequence[str] = ()) -> tuple[bytes, str] | None:
     """The filter answer passing only the node the advisor ranks best, and that node; None when the
-    advisor has no opinion of this pod (it is passed on every node that fits)."""
-    order = read_order(verdicts)
-    if order is None:
-        return None
-    best = verdicts[order.first].node
+    advisor has no opinion of this pod (it is passed on every node that fits). ``planned``: the nodes an
+    applied defragmentation plan sends this pod's owner to (``scoring.planned``): the first that fits is
+    the best."""
+    fitting = {v.node for v in verdicts if v.fits} if planned else set()
+    best = next((node for node in planned if node in fitting), None)
+    if best is None:
+        order = read_order(verdicts)
+        if order is None:
+            return None
+        best = verdicts[order.first].node
     if args.node_names is not None:
         head = '{"Nodes":null,"NodeNames":[' + encode_basestring_ascii(best) + "]"
     else:

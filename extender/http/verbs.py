@@ -199,7 +199,7 @@ class SchedulerVerbs:
 
         def judge() -> tuple[bytes, Counts, str | None]:
             verdicts = self.advisor.judge(pod, names, sent, False, pod_key(args.pod), args.pod)  # no scores
-            best = best_only(args, verdicts) if pod.wants_gpu and self.advisor.filter_passes == "best" else None
+            best = self._best(args, pod, verdicts)
             if best is not None:  # kube-scheduler skips scoring and binds the one node passed
                 reply, counts = best[0], _outcomes(verdicts)
             elif args.node_names is not None:
@@ -218,6 +218,13 @@ class SchedulerVerbs:
             return reply, counts, chosen
 
         return await self.lane.run_timed(("filter", pod), judge, big=len(names) > BIG_CALL_NODES)
+
+    def _best(self, args: ExtenderArgs, pod: PodRequest, verdicts: list[Verdict]) -> tuple[bytes, str] | None:
+        """The answer passing the best node alone, and that node (``best_node``); None: every fitting node."""
+        if not pod.wants_gpu or self.advisor.filter_passes != "best":
+            return None
+        planned = self.advisor.planned(args.pod) if self.advisor.planned is not None else ()
+        return best_only(args, verdicts, planned)
 
     def _assume(
         self,

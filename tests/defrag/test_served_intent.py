@@ -110,16 +110,37 @@ def test_a_planned_node_is_used_once_by_a_pod_created_since_the_intent(
 
 
 def test_a_planned_node_that_no_longer_fits_is_passed_over(served: tuple[FakeApiServer, Any, TestClient]) -> None:
-    fake, _, app = served
+    fake, advisor, app = served
     chosen = top(app, owned("probe", None), NAMES)
     planned = _planned_elsewhere(fake, app)
     full = owned("filler", None, on=planned)
     full["spec"]["containers"][0]["resources"] = copy.deepcopy(pod("x", 2)["spec"]["containers"][0]["resources"])
     fake.put("pods", full)  # both GPUs of the planned node taken
     eventually(lambda: top(app, owned("train-new", TRAIN), NAMES) == chosen)
+    assert app.post("/scheduler/filter", json=_args("train-new")).json()["NodeNames"] == [chosen]
+    advisor.filter_passes = "fitting"  # every node's verdict on the wire
     reply = app.post("/scheduler/filter", json=_args("train-new")).json()
     assert planned in reply["FailedNodes"]  # the filter still refuses it: a preference never places past a refusal
 
 
 def _args(name: str) -> dict[str, Any]:
     return {"Pod": owned(name, TRAIN), "NodeNames": NAMES}
+
+
+def test_the_default_filter_passes_the_planned_node_alone_for_the_owners_next_pod(
+    served: tuple[FakeApiServer, Any, TestClient],
+) -> None:
+    """kube-scheduler binds the one node the default filter passes (``best_node``): for the owner's next
+    pod that is the planned node; another owner's pod still gets the advisor's own best."""
+    fake, _, app = served
+    chosen = top(app, owned("probe", None), NAMES)
+    planned = _planned_elsewhere(fake, app)
+
+    def passed(pod_name: str, owner: Owner) -> list[str]:
+        body = {"Pod": owned(pod_name, owner), "NodeNames": NAMES}
+        names: list[str] = app.post("/scheduler/filter", json=body).json()["NodeNames"]
+        return names
+
+    eventually(lambda: passed("train-new", TRAIN) == [planned])
+    other = Owner("ReplicaSet", "ml", "serve-1", "5f0c1c2e-0000-4000-8000-00000000b002")
+    assert passed("serve-new", other) == [chosen]
