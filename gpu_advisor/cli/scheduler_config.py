@@ -13,7 +13,9 @@ profile sets each of them:
    is multiplied by its weight and by 10 (``MaxNodeScore / MaxExtenderPriority``). The weight printed is the
    smallest at which one wire point outweighs all that the profile's enabled score plugins can add together
    (``outweighing``). The advisor's wire scores give exactly one node the top score (``ranking.tie_order``), so
-   kube-scheduler binds there.
+   kube-scheduler binds there; which is why the advisor's filter passes that node alone by default
+   (``extender.http.best_node``: kube-scheduler then skips scoring and prioritize). A lowered ``--weight``
+   wants ``serve --filter-passes fitting``, and the printed comment says so.
 3. **Which nodes are scored.** ``percentageOfNodesToScore`` below 100 makes kube-scheduler stop after a share
    of feasible nodes (5 % in large clusters); 100 asks the advisor about all of them.
 
