@@ -214,3 +214,19 @@ class BindWatch:
         if self._conn.sock is not None:
             self._conn.sock.shutdown(socket.SHUT_RDWR)
         self._thread.join(timeout=10)
+
+
+def request_counts(api: Api) -> dict[str, float]:
+    """kube-apiserver's requests so far by verb, resource and subresource (``apiserver_request_total``)."""
+    conn = api.connection()
+    conn.request("GET", "/metrics", None, api.headers)
+    text = conn.getresponse().read().decode()
+    conn.close()
+    counts: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels = dict(part.split("=", 1) for part in line[line.index("{") + 1 : line.rindex("}")].split(","))
+        key = " ".join(labels.get(k, "").strip('"') for k in ("verb", "resource", "subresource")).strip()
+        counts[key] = counts.get(key, 0.0) + float(line.rsplit(" ", 1)[1])
+    return counts

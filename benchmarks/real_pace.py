@@ -225,8 +225,13 @@ def _both(setup: Setup, nodes: int, pods: int) -> SizeResult:
     printed = printed_config(setup.folder / "advisor-certs", ports[2])
     kubeconfig = str(setup.kubeconfig)
     try:
+        requests_before = real_api.request_counts(setup.api)
         without = measure(setup, scheduler_config(printed, kubeconfig, with_extender=False), pods, "without", None)
+        without_requests = {
+            f"without: {key}": n for key, n in requests_per_pod(setup.api, requests_before, pods).items()
+        }
         advisor = start_advisor(setup, setup.folder / "advisor-certs", (ports[0], ports[1], ports[2]))
+        requests_before = real_api.request_counts(setup.api)
         try:
             with_advisor = measure(
                 setup,
@@ -235,7 +240,7 @@ def _both(setup: Setup, nodes: int, pods: int) -> SizeResult:
                 "with",
                 advisor.pid,
             )
-            served = served_seconds(ports[0])
+            served = served_seconds(ports[0]) | requests_per_pod(setup.api, requests_before, pods) | without_requests
         finally:
             _stop(advisor)
     finally:
@@ -247,6 +252,13 @@ def _both(setup: Setup, nodes: int, pods: int) -> SizeResult:
         without,
         {"node_creation_seconds": round(node_seconds, 1), "load_average_before": load} | served,
     )
+
+
+def requests_per_pod(api: real_api.Api, before: dict[str, float], pods: int) -> dict[str, float]:
+    """kube-apiserver's requests per bound pod during the run with the advisor, by kind (0.05 and up)."""
+    after = real_api.request_counts(api)
+    per_pod = {key: (count - before.get(key, 0.0)) / pods for key, count in after.items()}
+    return {f"api {key}": round(n, 2) for key, n in sorted(per_pod.items()) if n >= 0.05}
 
 
 def served_seconds(port: int) -> dict[str, float]:
