@@ -84,8 +84,8 @@ def test_an_observer_sees_each_pod_first_and_can_invalidate_memoised_scores() ->
 
 def _reference(nodes: Sequence[NodeSpec], order: ArrivalOrder, policy: str) -> list[int]:
     """A full scan per pod, no memo: what the engine must decide."""
-    from extender.advice.replay.scorer import gpu_for  # the same GPU rule, so only node choice is compared
     from extender.advice.replay.nodes import initial_state, place
+    from extender.advice.replay.scorer import gpu_for  # the same GPU rule, so only node choice is compared
 
     scorer = POLICIES[policy]()
     scorer.prepare(RunContext(tuple(nodes), order.pods, order.seed))

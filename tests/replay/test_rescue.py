@@ -25,25 +25,26 @@ class _Spread:
         return node.gpu_free
 
 
-def _spread_then_four(budget: int) -> tuple[tuple[int, ...], int, int]:
+def _spread_then_four(budget: int) -> tuple[tuple[int, ...], int, int, int]:
     shapes = [_ONE, _ONE, _ONE, _ONE, pod(1000, 4, 1000)]
     order = ArrivalOrder(1, tuple(Pod(f"p{i}", s) for i, s in enumerate(shapes)), (0, 1))
     run = replay(_FOURS, order, _Spread(), original_pods=order.pods, defrag=budget)
-    return run.placements, run.moves, run.used[-1]
+    return run.placements, run.moves, run.given_back, run.used[-1]
 
 
 def test_a_four_gpu_pod_needs_two_moves_and_gets_them_when_the_bucket_holds_two() -> None:
     # p0 → a, p1 → b, p2 → a, p3 → b: each node keeps 2 idle GPUs, the 4-GPU pod p4 fits on neither.
     # Off a (or b) both 1-GPU pods must leave: two moves; they fit on b's 2 idle GPUs.
     # Budget 40: after arrival 5, ⌊40 × 5 / 100⌋ = 2 moves in the bucket.
-    placements, moves, used = _spread_then_four(40)
-    assert placements == (1, 1, 1, 1, 0) and moves == 2 and used == 8000
+    # Both GPUs they leave on a are given back (2 × 1000 milli); the 4-GPU pod then fits a: 8 GPUs in use.
+    placements, moves, given_back, used = _spread_then_four(40)
+    assert placements == (1, 1, 1, 1, 0) and moves == 2 and given_back == 2000 and used == 8000
 
 
 def test_one_move_cannot_place_what_needs_two() -> None:
     # Budget 20: ⌊20 × 5 / 100⌋ = 1 move; one pod off a leaves 3 idle GPUs < 4, so nothing moves.
-    placements, moves, used = _spread_then_four(20)
-    assert placements == (0, 1, 0, 1, -1) and moves == 0 and used == 4000
+    placements, moves, given_back, used = _spread_then_four(20)
+    assert placements == (0, 1, 0, 1, -1) and moves == 0 and given_back == 0 and used == 4000
 
 
 def _seated(*pods: tuple[PodShape, int]) -> dict[int, Seated]:

@@ -260,17 +260,16 @@ class _Run:
         """No node fits the pod: a few moves may make room for it (``moves``); its node then, else -1."""
         found = mover.rescue(self.cluster.states, shape, arrivals, len(self.cluster.changed), self.cluster.feasible)
         self._make(mover, found.moves if found is not None else ())
-        node = _winner(self.cluster, self.cluster.view(shape), shape, self.holding) if found is not None else -1
-        mover.given_back += shape.gpu_request if node >= 0 else 0
-        return node
+        return _winner(self.cluster, self.cluster.view(shape), shape, self.holding) if found is not None else -1
 
     def _make(self, mover: Mover, moves: Iterable[Move]) -> None:
         """Moves, in order: each was judged on the cluster after the moves before it."""
         for move in moves:
             source, before = self.cluster.states[move.source], self.cluster.states[move.target]
-            self._put(move.source, unplace(source, *mover.seated[move.source][move.index]))
+            emptied = unplace(source, *mover.seated[move.source][move.index])
+            self._put(move.source, emptied)
             self._put(move.target, place(before, move.shape, move.gpu))
-            mover.moved(move, before)
+            mover.moved(move, emptied, before)
             self.placements[move.index] = move.target
 
     def _place(self, index: int, shape: PodShape, node: int) -> None:

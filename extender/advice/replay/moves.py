@@ -1,14 +1,17 @@
-"""Defragmentation in the replay: when an arriving pod fits nowhere, a few moves of small pods may make room.
+"""Defragmentation in the replay: a bucket of moves of small pods, spent to rescue a pod or to consolidate.
 
 A budget of B moves per 100 arrivals is a bucket: after arrival i, at most ⌊B × (i + 1) / 100⌋ moves in
 all, so a quiet start saves them for the full cluster where they matter. The pods the replay treats as
 movable are the single-GPU and share pods (as a Deployment's replicas are); multi-GPU and CPU-only pods
-never move. When the arriving pod fits on no node and the bucket holds a move, every node is tried: the
-fewest movable pods whose leaving lets the pod fit there (``rescue.clearing``), each given the node where
-it adds the least fragmentation F (FGD's measure, against the trace's typical pods), judged after the
-moves before it (``rescue.destinations``). The rescue with the fewest moves, then the least F added, is
-made, as long as the bucket holds all its moves. The arriving pod is then placed as any pod is (the
-policy chooses).
+never move. Moves are spent two ways:
+
+- a rescue, when the arriving pod fits on no node: every node is tried, the fewest movable pods whose
+  leaving lets the pod fit there (``rescue.clearing``), each given the node where it adds the least
+  fragmentation F (FGD's measure, against the trace's typical pods), judged after the moves before it
+  (``rescue.destinations``). The rescue with the fewest moves, then the least F added, is made if the
+  bucket holds all its moves; the arriving pod is then placed as any pod is (the policy chooses);
+- a consolidating move, before an arrival once FILLING of the GPUs are in use: the one move that lowers
+  F the most (``consolidate``), one per arrival while the bucket holds one.
 
 A moved pod keeps its GpuClustering tag on the node it left (tags are a set; another pod may share it).
 """
@@ -21,7 +24,7 @@ from extender.advice.replay.consolidate import consolidating_move
 from extender.advice.replay.fragmentation import FragModel
 from extender.advice.replay.nodes import NodeState, exclusive_gpus
 from extender.advice.replay.rescue import Move, Rescue, Seated, clearing, destinations, unplace
-from extender.advice.replay.specs import PodShape
+from extender.advice.replay.specs import MILLI, PodShape
 from extender.advice.replay.workload import Workload
 
 __all__ = ["DEFRAG_SUFFIX", "MAX_RESCUE_MOVES", "Mover", "movable", "split_defrag"]
@@ -77,7 +80,7 @@ class Mover:
         self.budget, self.frag = budget, frag
         self.seated: list[dict[int, Seated]] = [{} for _ in range(nodes)]
         self.moves = 0
-        self.given_back = 0  # milli-GPU of arriving pods placed after a rescue
+        self.given_back = 0  # milli-GPU of whole GPUs that moves left idle (their last pod moved away)
         self._fruitless: set[tuple[PodShape, int]] = set()  # (shape, change count) that found no rescue
         self._holders: dict[PodShape, dict[int, int]] = {}  # shape → node → how many such movable pods
 
@@ -174,9 +177,10 @@ class Mover:
         move = consolidating_move(states, self.seated, feasible, self.frag, LEAST_GAIN)
         return (move,) if move is not None else ()
 
-    def moved(self, move: Move, target_before: NodeState) -> None:
-        """One move was made: the pod sits on the target now."""
-        del self.seated[move.source][move.index]
+    def moved(self, move: Move, emptied: NodeState, target_before: NodeState) -> None:
+        """One move was made: the pod sits on the target now; its source reads ``emptied``."""
+        _, gpus = self.seated[move.source].pop(move.index)
+        self.given_back += MILLI * sum(1 for gpu in gpus if emptied.gpus[gpu] == MILLI)
         on = self._holders[move.shape]
         on[move.source] -= 1
         if not on[move.source]:
