@@ -84,8 +84,8 @@ def test_an_observer_sees_each_pod_first_and_can_invalidate_memoised_scores() ->
 
 def _reference(nodes: Sequence[NodeSpec], order: ArrivalOrder, policy: str) -> list[int]:
     """A full scan per pod, no memo: what the engine must decide."""
-    from extender.advice.replay.engine import _gpu_for  # the same GPU rule, so only node choice is compared
     from extender.advice.replay.nodes import initial_state, place
+    from extender.advice.replay.scorer import gpu_for  # the same GPU rule, so only node choice is compared
 
     scorer = POLICIES[policy]()
     scorer.prepare(RunContext(tuple(nodes), order.pods, order.seed))
@@ -95,7 +95,7 @@ def _reference(nodes: Sequence[NodeSpec], order: ArrivalOrder, policy: str) -> l
         feasible = [(-scorer.score(s, p.shape), order.ranks[i], i) for i, s in enumerate(states) if fits(s, p.shape)]
         best = min(feasible)[2] if feasible else -1
         if best >= 0:
-            states[best] = place(states[best], p.shape, _gpu_for(scorer, states[best], p.shape))
+            states[best] = place(states[best], p.shape, gpu_for(scorer, states[best], p.shape))
         chosen.append(best)
     return chosen
 

@@ -1,7 +1,7 @@
 """The replay loop: every pod once, in order; score every feasible node; max score wins, ties to the
 smallest rank (for a policy that breaks ties as the live extender does, ``NamedTies``, the rank is the
 node's place in ``ranking.tie_order`` instead of the run's); place; drop the pod when no node fits (no
-queue, no retry, no departures; with a budget of moves, one move may first make room: ``moves``). A pod
+queue, no retry, no departures; with a budget of moves, a few moves may first make room: ``moves``). A pod
 every node it fits holds (``Holding``) waits instead, and is tried again after each later arrival until
 its hold limit (``waiting``).
 
@@ -16,15 +16,15 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left, insort
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from extender.advice.replay.fragmentation import FragTracker
-from extender.advice.replay.moves import Mover, best_other
-from extender.advice.replay.nodes import NodeState, best_fit_gpu, fits, initial_state, place
+from extender.advice.replay.moves import Mover
+from extender.advice.replay.nodes import NodeState, fits, initial_state, place
+from extender.advice.replay.rescue import Move, unplace
 from extender.advice.replay.run_result import RunResult
 from extender.advice.replay.scorer import (
-    GpuChooser,
     Holding,
     NamedTies,
     NodePicker,
@@ -32,6 +32,7 @@ from extender.advice.replay.scorer import (
     Observer,
     RunContext,
     Scorer,
+    gpu_for,
 )
 from extender.advice.replay.specs import MILLI, ArrivalOrder, NodeSpec, Pod, PodShape
 from extender.advice.replay.waiting import ARRIVAL_INTERVAL_S, HeldPods
@@ -115,8 +116,9 @@ class _Cluster:
             heapq.heapify(view.heap)
         return view
 
-    def best_other(self, pod: PodShape, source: int) -> int:
-        return best_other(self.view(pod).scores, self.ranks, source)
+    def feasible(self, pod: PodShape) -> list[int]:
+        """The nodes the pod fits now."""
+        return list(self.view(pod).scores)
 
     def update(self, node: int, state: NodeState) -> None:
         """Record a placement."""
@@ -156,14 +158,6 @@ def _unheld(cluster: _Cluster, view: _View, pod: PodShape, holding: Holding) -> 
     return -1
 
 
-def _gpu_for(scorer: Scorer, state: NodeState, pod: PodShape) -> int:
-    if not pod.is_sharing:
-        return -1
-    if isinstance(scorer, GpuChooser):
-        return scorer.choose_gpu(state, pod)
-    return best_fit_gpu(state, pod.gpu_milli)
-
-
 def replay(
     nodes: Sequence[NodeSpec],
     order: ArrivalOrder,
@@ -197,7 +191,7 @@ def replay(
     if held is not None:
         for late in held.due(math.inf):  # time goes on after the last arrival
             run.settle(late.index, late.shape, None)
-    return run.result(scorer.name, order.seed, sum(spec.gpu_count for spec in nodes) * MILLI)
+    return run.result(scorer.name, order.seed)
 
 
 class _Run:
@@ -215,16 +209,20 @@ class _Run:
         if self.holding is not None:
             self.holding.fleet(self.cluster.states)
         self.arrived = self.used = 0
+        self.capacity = sum(spec.gpu_count for spec in nodes) * MILLI
         self.arrived_log: list[int] = []
         self.used_log: list[int] = []
         self.placements = [-1] * len(order.pods)
 
     def arrive(self, index: int, shape: PodShape, now: float) -> None:
         """An arriving pod: placed, held (every node it fits holds it), or dropped (none fits)."""
+        if self.mover is not None and shape.gpu_request:  # once the cluster fills, a move that lowers F
+            states, used = self.cluster.states, self.used / self.capacity
+            self._make(self.mover, self.mover.consolidation(states, index + 1, used, self.cluster.feasible))
         view = self.cluster.view(shape)
         node = _winner(self.cluster, view, shape, self.holding)
-        if node < 0 and not view.scores and self.mover is not None and self.mover.may_move(index + 1):
-            node = self._rescue(self.mover, shape)
+        if node < 0 and not view.scores and self.mover is not None:
+            node = self._rescue(self.mover, shape, index + 1)
         if node >= 0:
             self._place(index, shape, node)
         elif self.held is not None and view.scores:
@@ -258,25 +256,25 @@ class _Run:
             self._record()
         return node >= 0
 
-    def _rescue(self, mover: Mover, shape: PodShape) -> int:
-        """No node fits the pod: one move may make room for it (``moves``); its node then, else -1."""
-        cluster = self.cluster
-        plan = mover.plan(cluster.states, shape, len(cluster.changed), cluster.best_other)
-        if plan is None:
-            return -1
-        before = cluster.states[plan.target]
-        gpu = _gpu_for(cluster.scorer, before, plan.shape)
-        self._put(plan.source, plan.emptied)
-        self._put(plan.target, place(before, plan.shape, gpu))
-        mover.moved(plan, gpu, before)
-        self.placements[plan.index] = plan.target
-        node = _winner(cluster, cluster.view(shape), shape, self.holding)
-        mover.given_back += shape.gpu_request if node >= 0 else 0
-        return node
+    def _rescue(self, mover: Mover, shape: PodShape, arrivals: int) -> int:
+        """No node fits the pod: a few moves may make room for it (``moves``); its node then, else -1."""
+        found = mover.rescue(self.cluster.states, shape, arrivals, len(self.cluster.changed), self.cluster.feasible)
+        self._make(mover, found.moves if found is not None else ())
+        return _winner(self.cluster, self.cluster.view(shape), shape, self.holding) if found is not None else -1
+
+    def _make(self, mover: Mover, moves: Iterable[Move]) -> None:
+        """Moves, in order: each was judged on the cluster after the moves before it."""
+        for move in moves:
+            source, before = self.cluster.states[move.source], self.cluster.states[move.target]
+            emptied = unplace(source, *mover.seated[move.source][move.index])
+            self._put(move.source, emptied)
+            self._put(move.target, place(before, move.shape, move.gpu))
+            mover.moved(move, emptied, before)
+            self.placements[move.index] = move.target
 
     def _place(self, index: int, shape: PodShape, node: int) -> None:
         before = self.cluster.states[node]
-        gpu = _gpu_for(self.cluster.scorer, before, shape)
+        gpu = gpu_for(self.cluster.scorer, before, shape)
         self._put(node, place(before, shape, gpu))
         if self.mover is not None:
             self.mover.seat(index, node, before, shape, gpu)
@@ -294,7 +292,7 @@ class _Run:
         self.used_log.append(self.used)
         self.frag.record()
 
-    def result(self, policy: str, seed: int, capacity: int) -> RunResult:
+    def result(self, policy: str, seed: int) -> RunResult:
         waits = tuple(self.held.waits) if self.held is not None else ()
         logs = (tuple(self.arrived_log), tuple(self.used_log), tuple(self.frag.log), tuple(self.placements), waits)
-        return RunResult(policy, seed, capacity, *logs, *Mover.tally(self.mover))
+        return RunResult(policy, seed, self.capacity, *logs, *Mover.tally(self.mover))

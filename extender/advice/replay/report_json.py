@@ -9,7 +9,7 @@
 and so are mean and sd when no seed reached 100 % arrived. `pods`: per run (mean over the seeds) the
 pods dropped and the pods held (every node they fit held them, so they waited), and the seconds those
 waited, all seeds' held pods together (0 when none was held); for a policy with moves (``NAME+defragB``)
-also the moves made and the GPUs given back (arriving pods placed thanks to a move), per run.
+also the moves made and the GPUs given back (whole GPUs that moves left idle), per run.
 """
 
 from __future__ import annotations

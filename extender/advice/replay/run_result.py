@@ -20,7 +20,7 @@ class RunResult:
     placements: tuple[int, ...]  # node index per pod, -1 when dropped
     waits: tuple[float, ...] = ()  # seconds each pod every node held waited, in the order they left
     moves: int = 0  # defragmentation moves made (``moves``)
-    given_back: int = 0  # milli-GPU of arriving pods placed thanks to a move
+    given_back: int = 0  # milli-GPU of whole GPUs that moves left idle
 
     @property
     def dropped(self) -> int:

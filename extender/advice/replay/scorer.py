@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from extender.advice.replay.nodes import NodeState
+from extender.advice.replay.nodes import NodeState, best_fit_gpu
 from extender.advice.replay.specs import NodeSpec, Pod, PodShape
 
 
@@ -117,3 +117,13 @@ class Holding(Protocol):
     def holds(self, node: NodeState, pod: PodShape) -> bool:
         """Whether the pod is held off this node it fits."""
         ...
+
+
+def gpu_for(scorer: Scorer, state: NodeState, pod: PodShape) -> int:
+    """The GPU a share takes on ``state``: the scorer's choice if it makes one, else the best fit; -1 for
+    whole-GPU pods (they take the lowest idle GPUs)."""
+    if not pod.is_sharing:
+        return -1
+    if isinstance(scorer, GpuChooser):
+        return scorer.choose_gpu(state, pod)
+    return best_fit_gpu(state, pod.gpu_milli)

@@ -22,7 +22,7 @@ class RunCurves:
     seconds: float  # wall time of the replay itself
     waits: tuple[float, ...] = ()  # seconds each pod that every node held waited
     moves: int = 0  # defragmentation moves made (``moves``)
-    given_back: int = 0  # milli-GPU of arriving pods placed thanks to a move
+    given_back: int = 0  # milli-GPU of whole GPUs that moves left idle
 
 
 @dataclass(frozen=True, slots=True)
