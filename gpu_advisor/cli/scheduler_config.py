@@ -13,9 +13,7 @@ profile sets each of them:
    is multiplied by its weight and by 10 (``MaxNodeScore / MaxExtenderPriority``). The weight printed is the
    smallest at which one wire point outweighs all that the profile's enabled score plugins can add together
    (``outweighing``). The advisor's wire scores give exactly one node the top score (``ranking.tie_order``), so
-   kube-scheduler binds there; which is why the advisor's filter passes that node alone by default
-   (``extender.http.best_node``: kube-scheduler then skips scoring and prioritize). A lowered ``--weight``
-   wants ``serve --filter-passes fitting``, and the printed comment says so.
+   kube-scheduler binds there; so the filter passes that node alone (``extender.http.best_node``).
 3. **Which nodes are scored.** ``percentageOfNodesToScore`` below 100 makes kube-scheduler stop after a share
    of feasible nodes (5 % in large clusters); 100 asks the advisor about all of them.
 
@@ -58,8 +56,7 @@ __all__ = [
 ]
 
 DEFAULT_URL = "https://gpu-advisor.gpu-advisor.svc:8444/scheduler"
-# Where kube-scheduler finds its client pair and the advisor's CA (``certs create`` names them so; the
-# manifests mount the Secret's keys under the same names).
+# kube-scheduler's client pair and the advisor's CA, as ``certs create`` names them and the manifests mount them.
 DEFAULT_CLIENT_DIR = "/etc/gpu-advisor-client"
 DEFAULT_SERVER_NAME = "gpu-advisor.gpu-advisor.svc"  # the serving certificate names the Service
 MAX_NODE_SCORE = 100  # framework.MaxNodeScore
@@ -193,16 +190,14 @@ def weight_note(weight: int) -> str:
     if point > most:
         return (
             f"more than\n#    the {most} that the enabled score plugins can add together, and the advisor gives "
-            "exactly one node\n#    its top score, so kube-scheduler binds there. So the advisor's filter passes "
-            "only that node\n#    (kube-scheduler, left one node, binds it without scoring)."
+            "exactly one node\n#    its top score, so kube-scheduler binds there: its filter passes that node alone."
         )
     compared = "no more than" if point == most else "less than"
     return (
         f"{compared}\n#    the {most} that the enabled score plugins can add together: they can match or "
         "outweigh the advisor,\n#    so kube-scheduler may bind elsewhere than its top node "
-        f"(weight {DEFAULT_WEIGHT} or more outweighs them).\n#    Serve this scheduler with "
-        "`gpu-advisor serve --filter-passes fitting`, so its filter passes\n#    every node that fits for the "
-        "plugins to weigh (by default it passes its best node only)."
+        f"(weight {DEFAULT_WEIGHT} or more outweighs them).\n#    Serve it with `gpu-advisor serve --filter-passes "
+        "fitting`: its filter then passes every\n#    node that fits for the plugins to weigh (by default: its best)."
     )
 
 
