@@ -8,7 +8,6 @@ Skipped where chromium is missing; under ``CI=true`` that fails instead (``.ci/r
 from __future__ import annotations
 
 import json
-import os
 import urllib.request
 from collections.abc import Iterator
 
@@ -20,9 +19,7 @@ from selenium.webdriver.common.by import By
 from benchmarks.console import (
     WHAT_IF,
     XSS_NAME,
-    BrowserMissing,
     browser_log,
-    chromium,
     console,
     hosts_asked,
     network_events,
@@ -38,20 +35,6 @@ from tests.kube.test_kube_source import kubeconfig
 def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with console(tmp_path_factory.mktemp("console")) as address:
         yield address
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Chrome]:
-    try:
-        driver = chromium()
-    except BrowserMissing as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(str(exc))
-        pytest.skip(str(exc))
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def texts(browser: Chrome, css: str) -> list[str]:

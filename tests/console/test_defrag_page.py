@@ -8,7 +8,6 @@ Skipped where chromium is missing; under ``CI=true`` that fails instead (``.ci/r
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,7 +16,7 @@ from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 
-from benchmarks.console import XSS_NAME, BrowserMissing, chromium, hosts_asked, network_events, wait_for
+from benchmarks.console import XSS_NAME, hosts_asked, network_events, wait_for
 from benchmarks.hostile import served
 from tests.defrag.objects import node, pod
 
@@ -40,20 +39,6 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (tmp / "cluster.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     with served("--cluster", str(tmp / "cluster.json"), log=tmp / "serve.log") as (port, _, _):
         yield f"http://127.0.0.1:{port}"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Chrome]:
-    try:
-        driver = chromium()
-    except BrowserMissing as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(str(exc))
-        pytest.skip(str(exc))
-    try:
-        yield driver
-    finally:
-        driver.quit()
 
 
 def test_the_fleet_plan_shows_each_move_what_it_gives_back_and_what_stays(browser: Chrome, base: str) -> None:

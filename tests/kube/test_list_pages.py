@@ -3,8 +3,7 @@ object only what the model reads: a Node slimmed, any other object without its `
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,18 +13,10 @@ from extender.cluster.state import ClusterState
 from extender.sources import kube_watch
 from extender.sources.kube_model import strip_managed_fields
 from extender.sources.kube_watch import KubeSource
+from tests.containment.live import eventually
 from tests.fakes.apiserver import FakeApiServer, node, pod
 
 MANAGED = [{"manager": "kubectl-create", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}]
-
-
-def eventually(check: Callable[[], bool], timeout: float = 8.0) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if check():
-            return
-        time.sleep(0.02)
-    raise AssertionError("condition not reached in time")
 
 
 def managed(obj: dict[str, Any]) -> dict[str, Any]:
