@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import orjson
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 GPU = "nvidia.com/gpu"
 THREADS = 16
@@ -223,10 +224,9 @@ def request_counts(api: Api) -> dict[str, float]:
     text = conn.getresponse().read().decode()
     conn.close()
     counts: dict[str, float] = {}
-    for line in text.splitlines():
-        if not line.startswith("apiserver_request_total{"):
-            continue
-        labels = dict(part.split("=", 1) for part in line[line.index("{") + 1 : line.rindex("}")].split(","))
-        key = " ".join(labels.get(k, "").strip('"') for k in ("verb", "resource", "subresource")).strip()
-        counts[key] = counts.get(key, 0.0) + float(line.rsplit(" ", 1)[1])
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples if family.name == "apiserver_request" else ():
+            if sample.name == "apiserver_request_total":
+                key = " ".join(sample.labels.get(k, "") for k in ("verb", "resource", "subresource")).strip()
+                counts[key] = counts.get(key, 0.0) + sample.value
     return counts

@@ -49,6 +49,8 @@ import threading
 import time
 import urllib.request
 
+from prometheus_client.parser import text_string_to_metric_families
+
 from benchmarks import real_api, real_control_plane
 from benchmarks.real_pace_figures import (
     Measured,
@@ -267,12 +269,10 @@ def served_seconds(port: int) -> dict[str, float]:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
         text = answer.read().decode()
     sums: dict[str, float] = {}
-    for line in text.splitlines():
-        for part in ("_sum", "_count"):
-            head = f"gpu_advisor_extender_seconds{part}{{verb="
-            if line.startswith(head):
-                verb = line[len(head) :].split('"')[1]
-                sums[verb + part] = float(line.rsplit(" ", 1)[1])
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples if family.name == "gpu_advisor_extender_seconds" else ():
+            if sample.name.endswith(("_sum", "_count")):
+                sums[sample.labels["verb"] + sample.name.removeprefix(family.name)] = sample.value
     verbs = {key[: -len("_count")] for key in sums if key.endswith("_count")}
     return {
         f"advisor_{verb}_ms": round(1000 * sums[verb + "_sum"] / sums[verb + "_count"], 3)
