@@ -34,7 +34,9 @@ def test_one_advisor_killed_for_3_6_s_binds_nothing_blind_and_places_the_waiting
     assert found["overcommitted_nodes"] == 0 and found["bound_while_no_replica_was_up"] == 0
     assert found["nodes_written"] == calm["nodes_written"] == 0  # every claim went into a Lease
     assert found["longest_wait_after_back_s"] is not None and found["longest_wait_after_back_s"] <= 10
-    assert abs(found["unallocated_percent"] - calm["unallocated_percent"]) <= 0.5
+    # The outage reorders which waiting pods bind first: that may pack better (4.08 % against 4.61 on a
+    # loaded machine), never more than half a point worse.
+    assert found["unallocated_percent"] - calm["unallocated_percent"] <= 0.5
     assert calm["overcommitted_nodes"] == 0
 
 
