@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import sys
@@ -77,6 +78,11 @@ class Scheduler:
         self.refused: dict[str, int] = {}  # bindings refused as kube-scheduler would not make them, by reason
         self.lock = threading.Lock()
         self.in_flight = 0
+        # With pods created one at a time, creation holds at ``hold_at`` pods bound until ``outage_begun``:
+        # the outage then always falls between two pods, however slow the machine (a loaded one could
+        # otherwise create and bind the rest before the outage thread got to kill anything).
+        self.hold_at: int | None = None
+        self.outage_begun = threading.Event()
 
     def run(self, pods: list[dict[str, Any]], deadline_s: float, rate: float, until: threading.Event) -> None:
         """Pods arrive ``rate`` a second, or with ``rate`` 0 one at a time, each once the one before is
@@ -113,7 +119,8 @@ class Scheduler:
             return
         first = min(waiting, key=lambda q: q.index)
         settled = all(q.attempts or q.index > first.index for q in self.queue if q is not first)
-        if settled and not self.in_flight:
+        held = self.hold_at is not None and len(self.bound_at) >= self.hold_at and not self.outage_begun.is_set()
+        if settled and not self.in_flight and not held:
             first.ready_at = now
 
     def _retry(self, item: Queued, away: bool) -> None:
@@ -219,6 +226,7 @@ def run(
         if mode == "none":
             over.set()
         else:
+            scheduler.hold_at = math.ceil(outage_at * len(pods))
             args = (group, scheduler, len(pods), outage_at, mode, down_s, window, over)
             threading.Thread(target=_outage, args=args, daemon=True).start()
         started = time.monotonic()
@@ -265,6 +273,7 @@ def _outage(
     except Exception as exc:  # reported as an outage that did not complete, never raised into the caller
         print(f"outage: {exc}", file=sys.stderr)
     finally:
+        scheduler.outage_begun.set()
         over.set()
 
 
@@ -273,6 +282,7 @@ def _stop_and_start(
 ) -> None:
     wait_for(lambda: len(scheduler.bound_at) >= at * pods, 3600)
     if mode == "roll":
+        scheduler.outage_begun.set()
         roll(group, scheduler.service)
         window["back"] = time.monotonic()
         return
@@ -280,6 +290,7 @@ def _stop_and_start(
     for replica in victims:
         replica.stop(signal.SIGKILL)
     window["down"] = time.monotonic() if mode == "kill-all" else 1e18
+    scheduler.outage_begun.set()
     time.sleep(down_s)
     for replica in victims:
         replica.start()
