@@ -3,6 +3,11 @@ connections, so a client that connects and sends nothing, or half a request line
 their end, keeps a socket (and its buffers) forever. Here every connection must deliver a request's
 headers within ``header_s`` of connecting (or of its last response), and its body within ``body_s``;
 otherwise it is closed. Answering is the app's business (the dry-run has its own budget).
+
+And an answer leaves in one write: uvicorn writes a response's status line and headers, then its body,
+each straight to the socket; over TLS that is two records, two segments and two wake-ups of the
+caller for one small answer (kube-scheduler's verbs: two answers per pod). ``CoalescedWrites`` holds
+what a response writes until it is complete, or until the loop's next turn for a streamed one.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from typing import Any
 
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-__all__ = ["deadline_protocol", "time_left"]
+__all__ = ["CoalescedWrites", "deadline_protocol", "time_left"]
 
 
 def time_left(cycle: Any, waited: float, header_s: float, body_s: float) -> float | None:
@@ -23,6 +28,38 @@ def time_left(cycle: Any, waited: float, header_s: float, body_s: float) -> floa
     if cycle.more_body:  # headers in, body still arriving
         return body_s - waited
     return None
+
+
+class CoalescedWrites:
+    """A transport whose writes in one turn of the loop go out as one (on ``flush``, or at the next turn);
+    everything else is the wrapped transport's."""
+
+    def __init__(self, transport: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport, self._loop = transport, loop
+        self._held: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return
+        if not self._held:
+            self._loop.call_soon(self.flush)  # a streamed response's part leaves at the loop's next turn
+        self._held.append(bytes(data))
+
+    def flush(self) -> None:
+        if self._held:
+            held, self._held = self._held, []
+            self._transport.write(held[0] if len(held) == 1 else b"".join(held))
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self._held = []
+        self._transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
 
 
 def deadline_protocol(header_s: float, body_s: float, base: type[asyncio.Protocol] = AutoHTTPProtocol) -> type[Any]:
@@ -37,10 +74,11 @@ def deadline_protocol(header_s: float, body_s: float, base: type[asyncio.Protoco
         _mark = 0.0
 
         def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
+            super().connection_made(CoalescedWrites(transport, self.loop))
             self._arm(header_s)
 
         def on_response_complete(self) -> None:
+            self.transport.flush()  # the whole answer in one write
             super().on_response_complete()
             self._arm(header_s)
 
