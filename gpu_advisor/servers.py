@@ -39,6 +39,7 @@ def uvicorn_config(app: Any, host: str, port: int, limits: Limits | None = None,
         http=deadline_protocol(limits.header_timeout_s, limits.body_timeout_s),
         log_level="info",
         access_log=False,
+        ws="none",  # no listener serves WebSockets: the protocol and its library are never imported
         limit_concurrency=LIMIT_CONCURRENCY,
         timeout_keep_alive=KEEP_ALIVE_S,
         timeout_graceful_shutdown=10,

@@ -10,6 +10,7 @@ import pytest
 from extender.cluster.state import node_state
 from extender.http.advisor import Advisor
 from extender.http.replies import ReplyFragments
+from extender.http.verbs import SchedulerVerbs
 from extender.model.pods import PodRequest
 from extender.model.readings import GpuReading, TelemetryBoard
 from extender.scoring import ScoringPolicy, Verdict, VerdictMemo
@@ -134,3 +135,16 @@ def test_verdicts_encoded_ahead_are_not_encoded_again_and_read_the_same() -> Non
     encoded = ahead.encoded
     assert ahead.filter_parts(PodRequest(gpus=2), verdicts) == plain.filter_parts(PodRequest(gpus=2), verdicts)
     assert ahead.encoded == encoded == 2  # looked up, not made again
+
+
+@pytest.mark.parametrize(("passes", "encoded"), [("fitting", True), ("best", False)])
+def test_the_standing_tables_wire_fragments_are_worked_out_ahead_only_where_filter_passes_every_fitting_node(
+    passes: str, encoded: bool
+) -> None:
+    # Passing the best node alone, a GPU pod's answer names one node and prioritize is not asked: every
+    # node's fragments, kept ahead, would be memory for nothing.
+    advisor = Advisor(state=SNAP.cluster("t"), telemetry=None, policy=ScoringPolicy(), clock=lambda: NOW)
+    advisor.filter_passes = passes
+    verbs = SchedulerVerbs(advisor)
+    advisor.keep_standing()
+    assert (verbs.fragments.encoded > 0) is encoded
