@@ -39,25 +39,40 @@ def _components(shares: GpuShares, found: Strand, policy: ScoringPolicy, gpu_pod
     }
 
 
+# A node refuses a share shape for a reason its own state does not enter ("offers no GPU sharing" on every
+# whole-GPU node): one plan per reason, shared by every node and kept on each node state's memo (25,000
+# copies of the same refusal were 4 MiB at 5,000 mixed nodes). A refusal plan is never changed after.
+_REFUSED: dict[str, Plan] = {}
+
+
+def _refused(reason: str) -> Plan:
+    found = _REFUSED.get(reason)
+    if found is None:
+        if len(_REFUSED) >= 65_536:  # a bound: at worst a refusal made anew
+            _REFUSED.clear()
+        found = _REFUSED[reason] = Plan(False, reason, unresolvable=True)
+    return found
+
+
 def _refusal(node: NodeState, shares: GpuShares | None, request: PodRequest, milli: int) -> Plan | None:
     share = request.share
     asked = f"{request.describe()} ({share.source})" if share is not None else request.describe()
     if shares is None:
-        return Plan(False, f"offers no GPU sharing; pod asks {asked}", unresolvable=True)
+        return _refused(f"offers no GPU sharing; pod asks {asked}")
     if shares.problem:
-        return Plan(False, f"GPU sharing unreadable: {shares.problem}", unresolvable=True)
+        return _refused(f"GPU sharing unreadable: {shares.problem}")
     if share is not None and share.convention != shares.convention:
         # Each convention's own scheduler and device plugin hand out its shares: they never mix.
-        return Plan(False, f"shares GPUs the {shares.convention} way; pod asks {asked}", unresolvable=True)
+        return _refused(f"shares GPUs the {shares.convention} way; pod asks {asked}")
     model = node.gpu_model
     if share is not None and (share.models or share.excluded_models) and not share.allows(model or ""):
         allowed = "|".join(share.models) or f"not {'|'.join(share.excluded_models)}"
-        return Plan(False, f"GPU model {model or 'unknown'} is not allowed: {share.source} asks {allowed}", True)
+        return _refused(f"GPU model {model or 'unknown'} is not allowed: {share.source} asks {allowed}")
     if milli > MILLI_PER_GPU:
         size = f"{_memory(shares)} MiB" if _memory(shares) else "unknown size"
-        return Plan(False, f"{asked} is more than one of its GPUs ({size})", unresolvable=True)
+        return _refused(f"{asked} is more than one of its GPUs ({size})")
     if len(shares.free) < request.gpus:
-        return Plan(False, f"has {len(shares.free)} GPUs in all, pod needs {request.gpus}", unresolvable=True)
+        return _refused(f"has {len(shares.free)} GPUs in all, pod needs {request.gpus}")
     return None
 
 

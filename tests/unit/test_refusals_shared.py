@@ -44,3 +44,23 @@ def test_a_shared_refusal_is_encoded_once_for_every_shape() -> None:
         found = judge_all(request, names, nodes, None, ScoringPolicy(), NOW)
         assert fragments.priorities(request, found) == '[{"Host":"dgx-a","Score":0}]'
     assert fragments.encoded == 1
+
+
+def test_a_share_pod_on_nodes_that_share_no_gpu_gets_one_refusal_plan_for_them_all() -> None:
+    # Every whole-GPU node refuses a 500-milli share for the same reason: one plan, on every node's memo.
+    from extender.model.pods import pod_request
+    from extender.scoring.share_plan import plan_shared
+    from extender.scoring.workload import NO_MIX
+
+    snap = parse_snapshot(
+        {"nodes": [{"name": n, "machine": "dgx1-v100", "free": [0, 1]} for n in ("dgx-a", "dgx-b")]}, now=NOW
+    )
+    share = pod_request(
+        {
+            "metadata": {"annotations": {"alibabacloud.com/gpu-milli": "500", "alibabacloud.com/gpu-count": "1"}},
+            "spec": {"containers": [{"name": "c"}]},
+        }
+    )
+    a, b = (plan_shared(node, share, ScoringPolicy(), NO_MIX) for node in snap.cluster("t").nodes())
+    assert not a.fits and a.unresolvable and "offers no GPU sharing" in a.reason
+    assert a is b
