@@ -38,14 +38,15 @@ class RealRun:
     busy: float
 
 
-# The mean of the real runs (docs/performance.md lists each), 3,000 pods at 1,000 nodes, 2,000 at 5,000.
+# The mean of the real runs (docs/performance.md lists each), 3,000 pods at 1,000 nodes, 2,000 at 5,000,
+# with the advisor of the round that sends each answer in one write.
 REAL_RUNS: dict[int, RealRun] = {
-    # four runs: without 8.38, 8.29, 7.70, 7.50; the others with 12.08, 11.67, 10.71, 10.83; the advisor
-    # 3.08 against the stand-in's 1.72; cores busy 1.82-1.85 with, 1.86-1.89 without
-    1000: RealRun(7.97, 11.32, 1.36, 0.97),
-    # two runs: without 25.02, 27.38; the others with 25.96, 28.84; the advisor 5.77 against the
-    # stand-in's 3.83; cores busy 1.77, 1.78 with, 1.89, 1.88 without
-    5000: RealRun(26.20, 27.40, 1.94, 0.94),
+    # three runs: without 9.01, 9.17, 7.94; the others with 11.13, 11.71, 10.12; the advisor 3.22 (3.32,
+    # 3.36, 2.99) against the stand-in's 2.02; cores busy 1.85, 1.73, 1.86 with, 1.91, 1.85, 1.90 without
+    1000: RealRun(8.71, 10.99, 1.20, 0.961),
+    # two runs: without 28.85, 28.82; the others with 31.98, 30.13; the advisor 6.62 (6.84, 6.40) against
+    # the stand-in's 4.38; cores busy 1.79, 1.78 with, 1.90, 1.90 without
+    5000: RealRun(28.84, 31.06, 2.24, 0.938),
 }
 
 
