@@ -9,6 +9,7 @@ import pytest
 
 from extender.advice.replay import openb
 from extender.advice.replay.nodes import NodeState
+from extender.advice.replay.scorer import RunContext
 from extender.advice.replay.specs import PodShape
 
 
@@ -33,3 +34,16 @@ def traces() -> Path:
             pytest.fail(f"trace folder {folder} is missing (set {openb.TRACES_ENV})")
         pytest.skip(f"trace folder {folder} is missing")
     return folder
+
+
+class Spread:
+    """A policy for the moves' tests: the most free GPUs win, ties to the smaller rank, so 1-GPU pods land
+    on different nodes and strand a GPU on each (four go a, b, a, b)."""
+
+    name = "Spread"
+
+    def prepare(self, context: RunContext) -> None:
+        pass
+
+    def score(self, node: NodeState, pod: PodShape) -> int:
+        return node.gpu_free

@@ -6,24 +6,10 @@ import pytest
 
 from extender.advice.replay.engine import replay
 from extender.advice.replay.moves import split_defrag
-from extender.advice.replay.nodes import NodeState
-from extender.advice.replay.scorer import RunContext
 from extender.advice.replay.specs import ArrivalOrder, NodeSpec, Pod, PodShape
-from tests.replay.conftest import pod
+from tests.replay.conftest import Spread, pod
 
 _PAIR = (NodeSpec("n0", 8000, 64, 2, "G2"), NodeSpec("n1", 8000, 64, 2, "G2"))
-
-
-class _Spread:
-    """Most free GPU wins: the two 1-GPU pods land on different nodes, stranding a GPU on each."""
-
-    name = "Spread"
-
-    def prepare(self, context: RunContext) -> None:
-        pass
-
-    def score(self, node: NodeState, pod: PodShape) -> int:
-        return node.gpu_free
 
 
 def _order(shapes: list[PodShape]) -> ArrivalOrder:
@@ -33,9 +19,9 @@ def _order(shapes: list[PodShape]) -> ArrivalOrder:
 def test_a_two_gpu_pod_that_fits_nowhere_is_placed_after_one_move() -> None:
     # 1-GPU pods on n0 and n1: 1 free GPU each < 2 asked. Moving p0 n0 → n1: n0 has 2 free.
     shapes = [pod(1000, 1, 1000), pod(1000, 1, 1000), pod(1000, 2, 1000)]
-    without = replay(_PAIR, _order(shapes), _Spread(), original_pods=_order(shapes).pods)
+    without = replay(_PAIR, _order(shapes), Spread(), original_pods=_order(shapes).pods)
     assert without.placements == (0, 1, -1) and without.moves == 0
-    moved = replay(_PAIR, _order(shapes), _Spread(), original_pods=_order(shapes).pods, defrag=34)
+    moved = replay(_PAIR, _order(shapes), Spread(), original_pods=_order(shapes).pods, defrag=34)
     # budget 34 per 100 arrivals: after arrival 3, ⌊34 × 3 / 100⌋ = 1 move allowed
     assert moved.placements == (1, 1, 0) and moved.moves == 1
     # p0 was alone on its GPU of n0: that GPU is given back (1000 milli), and p2 takes it with the other
@@ -45,7 +31,7 @@ def test_a_two_gpu_pod_that_fits_nowhere_is_placed_after_one_move() -> None:
 def test_no_move_before_the_bucket_holds_one() -> None:
     shapes = [pod(1000, 1, 1000), pod(1000, 1, 1000), pod(1000, 2, 1000)]
     # budget 33: ⌊33 × 3 / 100⌋ = 0 moves by arrival 3
-    moved = replay(_PAIR, _order(shapes), _Spread(), original_pods=_order(shapes).pods, defrag=33)
+    moved = replay(_PAIR, _order(shapes), Spread(), original_pods=_order(shapes).pods, defrag=33)
     assert moved.placements == (0, 1, -1) and moved.moves == 0
 
 

@@ -3,32 +3,18 @@
 from __future__ import annotations
 
 from extender.advice.replay.engine import replay
-from extender.advice.replay.nodes import NodeState
 from extender.advice.replay.rescue import Move, Seated, clearing, destinations
-from extender.advice.replay.scorer import RunContext
 from extender.advice.replay.specs import ArrivalOrder, NodeSpec, Pod, PodShape
-from tests.replay.conftest import node, pod
+from tests.replay.conftest import Spread, node, pod
 
 _FOURS = (NodeSpec("a", 32000, 256, 4, "G2"), NodeSpec("b", 32000, 256, 4, "G2"))
 _ONE = pod(1000, 1, 1000)
 
 
-class _Spread:
-    """Most free GPU wins, ties to the smaller rank: four 1-GPU pods go a, b, a, b."""
-
-    name = "Spread"
-
-    def prepare(self, context: RunContext) -> None:
-        pass
-
-    def score(self, node: NodeState, pod: PodShape) -> int:
-        return node.gpu_free
-
-
 def _spread_then_four(budget: int) -> tuple[tuple[int, ...], int, int, int]:
     shapes = [_ONE, _ONE, _ONE, _ONE, pod(1000, 4, 1000)]
     order = ArrivalOrder(1, tuple(Pod(f"p{i}", s) for i, s in enumerate(shapes)), (0, 1))
-    run = replay(_FOURS, order, _Spread(), original_pods=order.pods, defrag=budget)
+    run = replay(_FOURS, order, Spread(), original_pods=order.pods, defrag=budget)
     return run.placements, run.moves, run.given_back, run.used[-1]
 
 
