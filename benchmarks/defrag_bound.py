@@ -114,11 +114,15 @@ def main() -> int:
     if not (openb.traces_dir() / "openb" / openb.NODE_LIST).is_file():
         print(f"no trace folder at {openb.traces_dir()}; set {openb.TRACES_ENV}", file=sys.stderr)
         return 2
-    print("| seed | no moves | least with any moves | at most given back |")
-    print("|---:|---:|---:|---:|")
-    rows = []
+    rows: list[tuple[float, float]] = []
     for seed in args.seeds:
-        without, shares, gpus = shares_at_full(args.trace, seed)
+        try:
+            without, shares, gpus = shares_at_full(args.trace, seed)
+        except openb.ReplayInputError as exc:  # a trace that is not in the folder
+            print(exc, file=sys.stderr)
+            return 2
+        if not rows:
+            print("| seed | no moves | least with any moves | at most given back |\n|---:|---:|---:|---:|")
         floor = 100.0 * least_waste(shares) / gpus
         rows.append((without, floor))
         print(f"| {seed} | {without:.2f} % | {floor:.2f} % | {(without - floor) * gpus / 100:.0f} GPUs |", flush=True)
