@@ -53,7 +53,9 @@ def shares_at_full(trace: str, seed: int) -> tuple[float, Shares, int]:
     """(unallocated % at 100 % arrived without moves, the shares then, the cluster's GPUs)."""
     workset = published_workset(openb.traces_dir(), trace, None)
     result = replay_one(workset, "advisor", seed)
-    full = next(i for i, arrived in enumerate(result.arrived) if arrived >= result.capacity)
+    full = next((i for i, arrived in enumerate(result.arrived) if arrived >= result.capacity), None)
+    if full is None:
+        raise openb.ReplayInputError(f"{trace}: its arrivals never ask for 100 % of the GPUs")
     placed: Counter[int] = Counter()
     arrived: Counter[int] = Counter()
     for pod, node in zip(workset.order(seed).pods[: full + 1], result.placements, strict=False):
@@ -118,7 +120,7 @@ def main() -> int:
     for seed in args.seeds:
         try:
             without, shares, gpus = shares_at_full(args.trace, seed)
-        except openb.ReplayInputError as exc:  # a trace that is not in the folder
+        except openb.ReplayInputError as exc:  # a trace not in the folder, or one that never fills the GPUs
             print(exc, file=sys.stderr)
             return 2
         if not rows:
