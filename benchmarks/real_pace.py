@@ -19,7 +19,9 @@ when each pod is bound, and the pace is the pods bound per second from the first
 Then kube-scheduler stops and the pods are deleted at once (nothing else would empty the nodes), so the
 second configuration starts on the same empty nodes. The advisor (``gpu-advisor serve --cluster kube``,
 mTLS on the verbs as it ships, on the admin kubeconfig, so no RBAC is set up) starts after the first
-configuration, so it is not running then.
+configuration, so it is not running then. With ``--noop``, between the two, the very same profile runs
+against a true no-op extender on the verbs' port (``benchmarks/real_noop.py``: the advisor's server, TLS
+and Binding post, none of its thinking), the most any extender served this way could give.
 
 CPU: user + system time of etcd, kube-apiserver, kube-scheduler and gpu-advisor from /proc, sampled
 every 0.1 s, from the last sample before the first binding to the first after the last (kube-scheduler's
@@ -126,6 +128,7 @@ class Setup:
     stall_seconds: float
     serve_args: tuple[str, ...] = ()  # more of the advisor's flags (``--serve-arg``), for an A/B run
     kube_binds: bool = False  # ``--kube-binds``: the extender entry without its bindVerb (a split, not as shipped)
+    noop: bool = False  # ``--noop``: also the printed profile against a true no-op extender (``real_noop``)
 
 
 def measure(setup: Setup, config: str, pods: int, tag: str, advisor_pid: int | None) -> Measured:
@@ -208,7 +211,9 @@ def run_size(args: argparse.Namespace, nodes: int, pods: int, folder: Path) -> S
         kubeconfig = plane.kubeconfig if plane else args.kubeconfig
         pids = plane.pids if plane else real_control_plane.pids_by_name(("etcd", "kube-apiserver"))
         api = real_api.Api(kubeconfig, folder)
-        setup = Setup(args.bin, kubeconfig, folder, api, pids, args.stall, tuple(args.serve_arg or ()), args.kube_binds)
+        setup = Setup(
+            args.bin, kubeconfig, folder, api, pids, args.stall, tuple(args.serve_arg or ()), args.kube_binds, args.noop
+        )
         return _both(setup, nodes, pods)
     finally:
         if plane:
@@ -232,6 +237,7 @@ def _both(setup: Setup, nodes: int, pods: int) -> SizeResult:
         without_requests = {
             f"without: {key}": n for key, n in requests_per_pod(setup.api, requests_before, pods).items()
         }
+        noop = measure_noop(setup, printed, pods, ports[2]) if setup.noop else None
         advisor = start_advisor(setup, setup.folder / "advisor-certs", (ports[0], ports[1], ports[2]))
         requests_before = real_api.request_counts(setup.api)
         try:
@@ -252,8 +258,34 @@ def _both(setup: Setup, nodes: int, pods: int) -> SizeResult:
         pods,
         with_advisor,
         without,
-        {"node_creation_seconds": round(node_seconds, 1), "load_average_before": load} | served,
+        noop=noop,
+        extra={"node_creation_seconds": round(node_seconds, 1), "load_average_before": load} | served,
     )
+
+
+def measure_noop(setup: Setup, printed: str, pods: int, port: int) -> Measured:
+    """The printed profile against the no-op extender (``real_noop``) on the verbs' port, its certificates."""
+    argv = [sys.executable, "-m", "benchmarks.real_noop", "--kubeconfig", str(setup.kubeconfig)]
+    argv += ["--certs", str(setup.folder / "advisor-certs"), "--port", str(port)]
+    log = setup.folder / "noop.log"
+    noop = _spawn(argv, log)
+    try:
+        deadline = time.monotonic() + 60
+        while not _listening(port):
+            if noop.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"the no-op extender did not start:\n{_tail(log)}")
+            time.sleep(0.2)
+        config = scheduler_config(printed, str(setup.kubeconfig), with_extender=True)
+        return measure(setup, config, pods, "noop", noop.pid)
+    finally:
+        _stop(noop)
+
+
+def _listening(port: int) -> bool:
+    import socket
+
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def requests_per_pod(api: real_api.Api, before: dict[str, float], pods: int) -> dict[str, float]:
@@ -299,6 +331,11 @@ def main() -> int:
         help="kube-scheduler binds, not the advisor (to split the cost; not as shipped)",
     )
     parser.add_argument(
+        "--noop",
+        action="store_true",
+        help="also run the printed profile against a true no-op extender (the most any extender could give)",
+    )
+    parser.add_argument(
         "--serve-arg",
         action="append",
         metavar="ARG",
@@ -312,12 +349,11 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="real-pace-") as folder:
             results.append(run_size(args, nodes, pods, Path(folder)))
         print(table(results[-1:]), flush=True)
-    print(
-        f"\n{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; without the extender, then with it\n"
-    )
+    order = "without the extender, then " + ("the no-op extender, then " if args.noop else "") + "the advisor"
+    print(f"\n{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; {order}\n")
     print(table(results))
     if args.out:
-        about = {"cpus": os.cpu_count(), "order": "without the extender, then with it", "mtls": True}
+        about = {"cpus": os.cpu_count(), "order": order, "mtls": True}
         args.out.write_text(json.dumps({"about": about, "sizes": [dataclasses.asdict(r) for r in results]}, indent=2))
     return 0
 

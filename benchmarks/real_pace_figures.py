@@ -76,11 +76,17 @@ class SizeResult:
     pods: int
     with_advisor: Measured
     without: Measured
+    noop: Measured | None = None  # the printed profile against a true no-op extender (``--noop``)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ratio(self) -> float:
         return self.with_advisor.pods_per_second / self.without.pods_per_second
+
+    @property
+    def noop_ratio(self) -> float | None:
+        """The no-op extender's pace over the pace without the extender: what any extender could reach."""
+        return None if self.noop is None else self.noop.pods_per_second / self.without.pods_per_second
 
 
 def _all_four(cpu: dict[str, float]) -> float:
@@ -108,4 +114,16 @@ def table(results: list[SizeResult]) -> str:
         rss = result.with_advisor.advisor_rss_mib
         cells.append("—" if rss is None else f"{rss:.0f}")
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return "\n".join(lines) + "".join(_noop_line(result) for result in results)
+
+
+def _noop_line(result: SizeResult) -> str:
+    """The no-op extender's run, when there was one: its pace, its ratio, and CPU ms per bound pod."""
+    if result.noop is None or result.noop_ratio is None:
+        return ""
+    cpu = result.noop.cpu_ms_per_pod
+    spent = ", ".join(f"{name.replace('gpu-advisor', 'no-op')} {_ms(cpu.get(name))}" for name in PROCESSES)
+    return (
+        f"\n{result.nodes:,} nodes, the no-op extender: {result.noop.pods_per_second:.1f} pods/s, "
+        f"ratio {result.noop_ratio:.2f}; CPU ms/pod: {spent}, all four {_all_four(cpu):.2f}"
+    )

@@ -90,3 +90,15 @@ def test_the_table_shows_the_ratio_and_each_process_with_and_without() -> None:
     assert row == (
         "| 1,000 | 3,000 | 50.0 | 100.0 | 0.50 | 9.60 / 6.00 | — / — | 2.00 / 1.50 | 4.00 / — | 15.60 / 7.50 | 181 |"
     )
+
+
+def test_the_no_op_extender_line_shows_its_pace_over_the_pace_without() -> None:
+    with_advisor = Measured(50.0, {"gpu-advisor": 4.0}, 60.0, 181.4)
+    without = Measured(100.0, {"kube-scheduler": 6.0}, 30.0)
+    noop = Measured(80.0, {"kube-scheduler": 7.0, "gpu-advisor": 1.0}, 37.5)
+    last = table([SizeResult(1000, 3000, with_advisor, without, noop=noop)]).splitlines()[-1]
+    # 80 / 100 = 0.80; all four: 7.0 + 1.0 = 8.0 (the no-op's own CPU where the advisor's would be)
+    assert last == (
+        "1,000 nodes, the no-op extender: 80.0 pods/s, ratio 0.80; CPU ms/pod: kube-scheduler 7.00, "
+        "kube-apiserver —, etcd —, no-op 1.00, all four 8.00"
+    )
