@@ -23,14 +23,14 @@ scheduler with ``--filter-passes fitting``, which passes every fitting node as b
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from extender.http.replies import filter_answer
 from extender.http.wire import ExtenderArgs
 from extender.scoring import Verdict
-from extender.scoring.ranking import read_order
+from extender.scoring.ranking import Order, read_order
 
 __all__ = ["FILTER_PASSES", "best_only", "nodes_head"]
 
@@ -38,15 +38,20 @@ __all__ = ["FILTER_PASSES", "best_only", "nodes_head"]
 FILTER_PASSES = ("best", "fitting")
 
 
-def best_only(args: ExtenderArgs, verdicts: list[Verdict], planned: Sequence[str] = ()) -> tuple[bytes, str] | None:
+def best_only(
+    args: ExtenderArgs,
+    verdicts: list[Verdict],
+    planned: Sequence[str] = (),
+    ordered: Callable[[list[Verdict]], Order | None] = read_order,
+) -> tuple[bytes, str] | None:
     """The filter answer passing only the node the advisor ranks best, and that node; None when the
     advisor has no opinion of this pod (it is passed on every node that fits). ``planned``: the nodes an
     applied defragmentation plan sends this pod's owner to (``scoring.planned``): the first that fits is
-    the best."""
+    the best. ``ordered``: ``ranking.read_order``, or a stream of it (``ranking_stream.OrderStreams``)."""
     fitting = {v.node for v in verdicts if v.fits} if planned else set()
     best = next((node for node in planned if node in fitting), None)
     if best is None:
-        order = read_order(verdicts)
+        order = ordered(verdicts)
         if order is None:
             return None
         best = verdicts[order.first].node

@@ -35,6 +35,7 @@ from extender.http.requests import BadRequest, parse_json
 from extender.http.wire import ExtenderArgs, extender_args
 from extender.model.pods import PodRequest
 from extender.scoring import Verdict
+from extender.scoring.ranking_stream import OrderStreams
 
 __all__ = ["NOT_SYNCED", "Answer", "SchedulerVerbs"]
 
@@ -72,6 +73,7 @@ class SchedulerVerbs:
         self.whole = WholeReplies()
         self.pods = PodRequests()
         self.candidates = CandidateLists()
+        self.orders = OrderStreams()  # the filter's best node, call after call
         self.approved = ApprovalLog()  # what this replica's answers approved: the bind verb binds only that
         self.binds = BindVerb(advisor, self.approved)
         advisor.standing_listeners.append(self._encode_ahead)
@@ -231,7 +233,7 @@ class SchedulerVerbs:
         if not pod.wants_gpu or self.advisor.filter_passes != "best":
             return None
         planned = self.advisor.planned(args.pod) if self.advisor.planned is not None else ()
-        return best_only(args, verdicts, planned)
+        return best_only(args, verdicts, planned, functools.partial(self.orders.read_order, pod))
 
     def _assume(
         self,

@@ -30,7 +30,7 @@ from operator import is_not
 from extender.scoring.ranking import Order, apply_order, first_in_tie_order, order_of, read_order, sent_as
 from extender.scoring.verdict import UNJUDGED, Verdict
 
-__all__ = ["RankingStreams"]
+__all__ = ["OrderStreams", "RankingStreams", "order_since"]
 
 _FEW = 64  # changed positions past which reading afresh costs no more
 
@@ -66,6 +66,32 @@ class RankingStreams:
         return sent
 
 
+class OrderStreams:
+    """``ranking.read_order`` call after call, per key (a pod shape): the filter that passes the best node
+    alone reads only the order's top, which a fresh read finds in a dozen passes over every verdict
+    (270 µs at 1,000 nodes, 1.6 ms at 5,000, where nearly every node ties for best); patched from the
+    last call where few positions changed, as above. One call at a time per key."""
+
+    def __init__(self, size: int = 8) -> None:
+        self._last: dict[Hashable, tuple[list[Verdict], Order]] = {}
+        self._size = size
+        self._lock = threading.Lock()
+
+    def read_order(self, key: Hashable, verdicts: list[Verdict]) -> Order | None:
+        with self._lock:
+            last = self._last.get(key)
+        patched = order_since(*last, verdicts) if last is not None and len(last[0]) == len(verdicts) else None
+        order = patched[0] if patched is not None else read_order(verdicts)
+        with self._lock:
+            if order is None:
+                self._last.pop(key, None)
+            else:
+                if len(self._last) >= self._size and key not in self._last:
+                    self._last.clear()
+                self._last[key] = (list(verdicts), order)
+        return order
+
+
 def _afresh(verdicts: list[Verdict]) -> tuple[Order | None, list[Verdict]]:
     order = read_order(verdicts)
     return order, verdicts if order is None else apply_order(verdicts, order)
@@ -73,10 +99,27 @@ def _afresh(verdicts: list[Verdict]) -> tuple[Order | None, list[Verdict]]:
 
 def _since(last: _Last, verdicts: list[Verdict]) -> tuple[Order, list[Verdict]] | None:
     """(order, sent) patched from the last call where few positions changed; None: read afresh."""
-    changed = list(compress(range(len(verdicts)), map(is_not, verdicts, last.verdicts)))
+    patched = order_since(last.verdicts, last.order, verdicts)
+    if patched is None:
+        return None
+    order, changed = patched
     old = last.order
     if not changed:
         return old, list(last.sent)
+    if (order.first, order.top) != (old.first, old.top):
+        return order, apply_order(verdicts, order)
+    sent = list(last.sent)
+    for i in changed:
+        sent[i] = sent_as(verdicts[i], i, order)
+    return order, sent
+
+
+def order_since(before: list[Verdict], old: Order, verdicts: list[Verdict]) -> tuple[Order, list[int]] | None:
+    """The order of ``verdicts`` patched from ``old``, the order of ``before`` (a list as long), and the
+    positions that changed; None where it must be read afresh (see above)."""
+    changed = list(compress(range(len(verdicts)), map(is_not, verdicts, before)))
+    if not changed:
+        return old, changed
     if len(changed) > _FEW:
         return None
     fits, ranks, scores = list(old.fits), list(old.ranks), list(old.scores)
@@ -94,10 +137,4 @@ def _since(last: _Last, verdicts: list[Verdict]) -> tuple[Order, list[Verdict]] 
         return None
     if best == UNJUDGED:
         return None
-    order = order_of(fits, ranks, scores, best, first_in_tie_order(verdicts, sorted(tied)))
-    if (order.first, order.top) != (old.first, old.top):
-        return order, apply_order(verdicts, order)
-    sent = list(last.sent)
-    for i in changed:
-        sent[i] = sent_as(verdicts[i], i, order)
-    return order, sent
+    return order_of(fits, ranks, scores, best, first_in_tie_order(verdicts, sorted(tied))), changed

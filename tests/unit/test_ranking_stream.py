@@ -1,4 +1,5 @@
-"""Ranking call after call (``ranking_stream``) sends what ranking afresh (``on_the_wire``) sends.
+"""Ranking call after call (``ranking_stream``) sends what ranking afresh (``on_the_wire``) sends, and
+finds the order ``read_order`` reads afresh (the filter that passes the best node alone).
 
 Random sequences as kube-scheduler makes them: one candidate list, and between two calls a few
 positions get a new verdict (the node just bound fills up, a node refuses, a node frees up), now and
@@ -11,8 +12,8 @@ import random
 
 import pytest
 
-from extender.scoring.ranking import on_the_wire
-from extender.scoring.ranking_stream import RankingStreams
+from extender.scoring.ranking import on_the_wire, read_order
+from extender.scoring.ranking_stream import OrderStreams, RankingStreams
 from extender.scoring.verdict import UNJUDGED, Verdict
 
 
@@ -30,12 +31,12 @@ def sent(verdicts: list[Verdict]) -> list[tuple[str, bool, int, str]]:
     return [(v.node, v.fits, v.score, v.reason) for v in verdicts]
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_patched_rankings_are_the_rankings_read_afresh(seed: int) -> None:
+def calls(seed: int) -> list[tuple[str, list[Verdict]]]:
+    """Sixty calls over one candidate list: (pod shape, its verdicts)."""
     rng = random.Random(seed)
     names = [f"node-{i:03d}" for i in range(rng.choice((1, 2, 5, 40, 200)))]
-    streams = RankingStreams(size=2)
     current = {shape: [verdict(rng, n) for n in names] for shape in ("a", "b", "c")}
+    made = []
     for _call in range(60):
         shape = rng.choice(("a", "a", "a", "b", "c"))  # three shapes through a memory of two
         verdicts = list(current[shape])
@@ -45,7 +46,22 @@ def test_patched_rankings_are_the_rankings_read_afresh(seed: int) -> None:
             best = max(range(len(names)), key=lambda i: (verdicts[i].fits, verdicts[i].rank))
             verdicts[best] = Verdict(names[best], True, "fits", score=rng.choice((5, 10)), rank=(60.0, 0.9))
         current[shape] = verdicts
+        made.append((shape, verdicts))
+    return made
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_patched_rankings_are_the_rankings_read_afresh(seed: int) -> None:
+    streams = RankingStreams(size=2)
+    for shape, verdicts in calls(seed):
         assert sent(streams.on_the_wire(shape, list(verdicts))) == sent(on_the_wire(list(verdicts)))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_patched_orders_are_the_orders_read_afresh(seed: int) -> None:
+    streams = OrderStreams(size=2)
+    for shape, verdicts in calls(seed):
+        assert streams.read_order(shape, list(verdicts)) == read_order(list(verdicts))
 
 
 def test_a_call_of_the_same_verdicts_is_answered_from_the_last() -> None:
