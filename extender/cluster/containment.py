@@ -13,6 +13,7 @@ from typing import Any
 
 from extender.cluster.bound_pods import FREE_GPUS, MALFORMED, RESOURCES, TOPOLOGY, Invalid
 from extender.cluster.node import BoundPod, NodeState
+from extender.cluster.node_facts import NodeFacts
 from extender.cluster.state import ANNOTATION_FREE_GPUS, MachineTypes, node_state
 from extender.model.gpu_vendor import is_gpu_resource
 
@@ -20,19 +21,20 @@ __all__ = ["Invalid", "contained_node_state"]
 
 
 def contained_node_state(
-    node: Mapping[str, Any], pods: Iterable[BoundPod], machines: MachineTypes
+    node: Mapping[str, Any], pods: Iterable[BoundPod], machines: MachineTypes, facts: NodeFacts | None = None
 ) -> tuple[NodeState, tuple[Invalid, ...]]:
     """The node as the model takes it, and what about it was invalid.
 
     Unreadable annotations leave the node without a topology or free report (node_state already
     does that); a node that cannot be built at all is modelled without its annotations, then with
-    nothing but its name: no GPUs, so nothing is placed on what the model cannot read.
+    nothing but its name: no GPUs, so nothing is placed on what the model cannot read. ``facts``: what
+    ``node_facts`` read of this very Node before.
     """
     pods = tuple(pods)
     meta = _mapping(node.get("metadata"))
     name = str(meta.get("name") or "")
     try:
-        state = node_state(node, pods, machines)
+        state = node_state(node, pods, machines, facts)
     except Exception as exc:  # any shape a hostile Node takes: contained here, never raised to the watch
         stripped = {"metadata": {"name": name}, "status": _mapping(node.get("status"))}
         try:

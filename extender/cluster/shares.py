@@ -208,13 +208,22 @@ def _first_convention(gpus: tuple[SharedGpu, ...]) -> tuple[SharedGpu, ...]:
     return tuple(g for g in gpus if g.convention == convention)
 
 
-def gpu_shares(node: Mapping[str, Any], pods: Iterable[tuple[PodRequest, tuple[str, ...]]]) -> GpuShares | None:
+def gpu_shares(
+    node: Mapping[str, Any],
+    pods: Iterable[tuple[PodRequest, tuple[str, ...]]],
+    offer: tuple[SharedGpu, ...] | NodeShareError | None = None,
+) -> GpuShares | None:
     """What each GPU of a sharing node has free after its bound pods (request, assignment), in bind order;
-    None for a node that offers no sharing."""
-    try:
-        offered = node_gpu_shares(node)
-    except NodeShareError as exc:
-        return GpuShares("unreadable", None, (), (), problem=str(exc))
+    None for a node that offers no sharing. ``offer``: ``node_gpu_shares(node)`` as read before, or the
+    error it raised (``node_facts``)."""
+    if offer is None:
+        try:
+            offer = node_gpu_shares(node)
+        except NodeShareError as exc:
+            offer = exc
+    if isinstance(offer, NodeShareError):
+        return GpuShares("unreadable", None, (), (), problem=str(offer))
+    offered = offer
     if not offered:
         return None
     gpus = _first_convention(offered)

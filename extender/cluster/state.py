@@ -27,12 +27,11 @@ from extender.cluster.bound_pods import read_bound_pod
 from extender.cluster.degradation import SourceHealth
 from extender.cluster.dra_view import NO_DRA, DraObjects
 from extender.cluster.node import LABEL_REPLICAS, BoundPod, FreeReport, NodeState, format_time, parse_time
+from extender.cluster.node_facts import ANNOTATION_FREE_GPUS, ANNOTATION_TOPOLOGY, NodeFacts, node_facts
 from extender.cluster.overcommit import overcommitment
 from extender.cluster.shares import gpu_shares
-from extender.model.compute import cpu_milli, memory_mib
-from extender.model.gpu_vendor import VENDORS, is_gpu_resource
-from extender.model.pods import GPU_RESOURCE, MIG_PREFIX, PodRequest, PodSpecError
-from extender.model.quantity import QuantityError, count_quantity
+from extender.model.gpu_vendor import VENDORS
+from extender.model.pods import GPU_RESOURCE, MIG_PREFIX, PodRequest
 from extender.model.topology import GpuTopology, TopologyError
 from extender.placement import PlacementImpossible, Placer
 
@@ -51,21 +50,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-ANNOTATION_TOPOLOGY = "gpu-advisor.io/topology"
-ANNOTATION_FREE_GPUS = "gpu-advisor.io/free-gpus"
-
-
-def _resources(section: Any) -> dict[str, int]:
-    out: dict[str, int] = {}
-    if isinstance(section, Mapping):
-        for name, value in section.items():
-            if is_gpu_resource(name):
-                try:
-                    out[name] = count_quantity(value)
-                except QuantityError:
-                    continue  # counted as invalid by the source (extender.cluster.containment)
-    return out
 
 
 def bound_pod(pod: Mapping[str, Any]) -> tuple[str, BoundPod] | None:
@@ -102,65 +86,48 @@ class MachineTypes:
 
 
 def node_state(
-    node: Mapping[str, Any], pods: Iterable[BoundPod] = (), machines: MachineTypes | None = None
+    node: Mapping[str, Any],
+    pods: Iterable[BoundPod] = (),
+    machines: MachineTypes | None = None,
+    facts: NodeFacts | None = None,
 ) -> NodeState:
     """A Node object (and the GPU pods bound to it) → what the advisor knows of that node.
 
     ``machines`` is the cluster model's (``ClusterState.machines``), so nodes of one type share their
-    topology and placement work; without it the node gets a catalogue of its own.
+    topology and placement work; without it the node gets a catalogue of its own. ``facts``: what
+    ``node_facts`` read of this very Node object before (a live model rebuilding a node for a pod).
     """
     machines = machines or MachineTypes()
-    meta = node.get("metadata") or {}
-    status = node.get("status") or {}
-    name = str(meta.get("name", ""))
-    labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
-    allocatable = _resources(status.get("allocatable"))
-    capacity = _resources(status.get("capacity")) or dict(allocatable)
-    topology, problem, report = _annotations(name, meta.get("annotations") or {}, machines)
+    facts = facts or node_facts(node, machines)
+    allocatable = facts.allocatable
     every_pod = tuple(sorted((_held(p, allocatable) for p in pods), key=lambda p: (p.bound_at or 0.0, p.key)))
     pod_list = tuple(p for p in every_pod if p.request.wants_gpu)  # the GPU pods
-    free, assumed = _derive_free(topology, report, pod_list, labels, machines.placer)
+    free, assumed = _derive_free(facts.topology, facts.report, pod_list, facts.labels, machines.placer)
     holders = {g: pod for pod, gpus in assumed for g in gpus}
-    spec = node.get("spec") or {}
-    taints = tuple(
-        {str(k): str(v) for k, v in t.items() if v is not None}
-        for t in spec.get("taints") or []
-        if isinstance(t, Mapping)
-    )
-    shares = gpu_shares(node, ((p.request, p.assigned) for p in pod_list))
+    shares = gpu_shares(node, ((p.request, p.assigned) for p in pod_list), facts.offered)
     return NodeState(
-        name,
-        labels,
+        facts.name,
+        facts.labels,
         allocatable,
-        capacity,
-        topology,
-        problem,
-        report,
+        facts.capacity,
+        facts.topology,
+        facts.topology_problem,
+        facts.report,
         pod_list,
         free,
         assumed,
         holders=holders,
-        taints=taints,
-        unschedulable=bool(spec.get("unschedulable")),
+        taints=facts.taints,
+        unschedulable=facts.unschedulable,
         shares=shares,
-        cpu_allocatable=_quantity(status, "cpu"),
-        memory_allocatable=_quantity(status, "memory"),
+        cpu_allocatable=facts.cpu_allocatable,
+        memory_allocatable=facts.memory_allocatable,
         cpu_requested=sum(p.request.cpu_milli for p in every_pod),
         memory_requested=sum(p.request.memory_mib for p in every_pod),
-        overcommitted=overcommitment(allocatable or capacity, pod_list, shares),  # a node that lists only capacity
+        overcommitted=overcommitment(
+            allocatable or facts.capacity, pod_list, shares
+        ),  # a node that lists only capacity
     )
-
-
-def _quantity(status: Mapping[str, Any], name: str) -> int | None:
-    """Allocatable CPU (milli) or memory (MiB), else capacity; None when neither is readable."""
-    for section in ("allocatable", "capacity"):
-        values = status.get(section) or {}
-        if isinstance(values, Mapping) and name in values:
-            try:
-                return cpu_milli(values[name]) if name == "cpu" else memory_mib(values[name])
-            except PodSpecError:
-                return None
-    return None
 
 
 def _held(pod: BoundPod, allocatable: Mapping[str, int]) -> BoundPod:
@@ -176,27 +143,6 @@ def _held(pod: BoundPod, allocatable: Mapping[str, int]) -> BoundPod:
         other=tuple(sorted((k, v) for k, v in everything.items() if not k.startswith(MIG_PREFIX))),
     )
     return dataclasses.replace(pod, request=request)
-
-
-def _annotations(
-    name: str, annotations: Mapping[str, Any], machines: MachineTypes
-) -> tuple[GpuTopology | None, str | None, FreeReport | None]:
-    """(topology, why a present topology annotation is unusable, free report) from the agent's notes."""
-    topology, problem = None, None
-    if ANNOTATION_TOPOLOGY in annotations:
-        try:
-            topology = machines.topology(str(annotations[ANNOTATION_TOPOLOGY]))
-        except TopologyError as exc:
-            # Reported once by the source that counts invalid objects; a rebuild must not log it again.
-            problem = f"topology annotation unreadable: {exc}"
-            log.debug("node %s: %s", name, problem)
-    report = None
-    if ANNOTATION_FREE_GPUS in annotations:
-        try:
-            report = FreeReport.from_json(str(annotations[ANNOTATION_FREE_GPUS]))
-        except ValueError as exc:
-            log.debug("node %s: %s; replaying bound pods instead", name, exc)
-    return topology, problem, report
 
 
 def _derive_free(

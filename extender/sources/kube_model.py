@@ -22,11 +22,12 @@ from typing import Any
 from extender.cluster.bound_pods import MALFORMED, Invalid, read_bound_pod
 from extender.cluster.containment import contained_node_state
 from extender.cluster.dra_view import DraObjects, node_through_slices, pod_through_claims
+from extender.cluster.node_facts import NodeFacts, node_facts
 from extender.cluster.state import BoundPod, ClusterState, NodeState
 from extender.sources.invalid import InvalidObjects
-from extender.sources.kube import slim_node
 from extender.sources.kube_approved import Approved
 from extender.sources.pod_index import PodIndex
+from extender.sources.watched_objects import name_of, not_newer, pod_key, slim_or_bare, strip_managed_fields, uid_of
 
 __all__ = ["DRA_RESOURCES", "KubeModel", "strip_managed_fields"]
 
@@ -48,6 +49,7 @@ class KubeModel(Approved):
         # The same pods by node (uid → pod, in the order of ``pods``): a binding rebuilds its node from
         # that node's pods, not from a pass over every bound pod (3,000 of them: 5 ms an event).
         self._on_node: dict[str, dict[str, BoundPod]] = {}
+        self._facts: dict[str, tuple[Mapping[str, Any], NodeFacts]] = {}  # by node: (the Node object, its facts)
         self.pod_index = PodIndex()  # every bound pod's node and IP, for placing telemetry series
         self.dra: dict[str, dict[str, Mapping[str, Any]]] = {what: {} for what in DRA_RESOURCES}
         # Bound pods that ask through claims, as sent: re-read when a claim or template they name changes.
@@ -69,25 +71,42 @@ class KubeModel(Approved):
         verb's view: a pick that has not reached its binding yet does not move where a share goes; its
         claims those of ``written``, the texts it has just read)."""
         pods = list(self._on_node.get(name, {}).values()) + self._claimed(name, node, keep, written)
+        kept = node
         # A slice shape dra_view does not foresee: the node as the API server wrote it.
         with contextlib.suppress(Exception):
             node = node_through_slices(node, self.state.dra, self.clock())
-        state, problems = contained_node_state(dict(node), pods, self.state.machines)
+        facts = self._facts_of(name, node) if node is kept else None  # a node with DRA GPUs: read anew
+        state, problems = contained_node_state(dict(node), pods, self.state.machines, facts)
         if keep:
             self.invalid.update("Node", name, problems)
         return state
+
+    def _facts_of(self, name: str, node: Mapping[str, Any]) -> NodeFacts | None:
+        """What this very Node object says of itself (``node_facts``), read once per object: the watch
+        puts a new object for every change, and the pods assumed and bound on it rebuild it twice a pod.
+        None where it cannot be read (``contained_node_state`` reads it again and says why)."""
+        kept = self._facts.get(name)
+        if kept is not None and kept[0] is node:
+            return kept[1]
+        try:
+            facts = node_facts(node, self.state.machines)
+        except Exception:
+            return None
+        self._facts[name] = (node, facts)
+        return facts
 
     def _rebuild(self, names: Iterable[str]) -> None:
         for name in names:
             if name in self.nodes:
                 self.state.put(self._node_state(name))
             else:
+                self._facts.pop(name, None)
                 self.state.remove(name)
                 self.invalid.update("Node", name, ())
 
     def set_node(self, kind: str, obj: Mapping[str, Any]) -> None:
         """Apply one watch event for a Node."""
-        name = _name(obj)
+        name = name_of(obj)
         if not name:
             self.invalid.update(
                 "Node", "(no name)", (Invalid("Node", "(no name)", MALFORMED, "metadata.name missing"),)
@@ -97,14 +116,14 @@ class KubeModel(Approved):
             if kind == "DELETED":
                 self.nodes.pop(name, None)
             else:
-                if kind == "MODIFIED" and _not_newer(obj, self.nodes.get(name)):
+                if kind == "MODIFIED" and not_newer(obj, self.nodes.get(name)):
                     return  # applied already: the bind verb applies its own write's answer at once
-                self.nodes[name] = _slim_or_bare(obj, name)
+                self.nodes[name] = slim_or_bare(obj, name)
             self._rebuild({name})
 
     def set_pod(self, kind: str, obj: Mapping[str, Any]) -> None:
         """Apply one watch event for a Pod; an unreadable update leaves the pod as it was."""
-        uid, key = _uid(obj), _pod_key(obj)
+        uid, key = uid_of(obj), pod_key(obj)
         try:
             self.pod_index.put(kind, obj)
             reading = self._read_pod(obj) if kind != "DELETED" else None
@@ -151,7 +170,7 @@ class KubeModel(Approved):
 
     def set_dra(self, what: str, kind: str, obj: Mapping[str, Any]) -> None:
         """Apply one watch event for a ResourceSlice, ResourceClaim or ResourceClaimTemplate."""
-        key = _pod_key(obj)  # namespace/name; slices are cluster-wide, so theirs is default/name
+        key = pod_key(obj)  # namespace/name; slices are cluster-wide, so theirs is default/name
         with self.lock:
             if kind == "DELETED":
                 self.dra[what].pop(key, None)
@@ -202,7 +221,7 @@ class KubeModel(Approved):
         """One page of a list, trimmed to what the model keeps before the next page is read: Nodes slimmed
         (``slim_node``), every other object without its ``managedFields``."""
         if what == "nodes":
-            return [_slim_or_bare(i, name) if isinstance(i, Mapping) and (name := _name(i)) else i for i in items]
+            return [slim_or_bare(i, name) if isinstance(i, Mapping) and (name := name_of(i)) else i for i in items]
         for item in items:
             strip_managed_fields(item)
         return items
@@ -216,11 +235,11 @@ class KubeModel(Approved):
             return
         with self.lock:
             if what in DRA_RESOURCES:
-                self.dra[what] = {_pod_key(i): i for i in objects}
+                self.dra[what] = {pod_key(i): i for i in objects}
                 self._refresh_dra()
                 return
             if what == "nodes":
-                self.nodes = {name: _slim_or_bare(i, name) for i in objects if (name := _name(i))}
+                self.nodes = {name: slim_or_bare(i, name) for i in objects if (name := name_of(i))}
                 self.invalid.retain("Node", self.nodes)
             else:
                 self._replace_pods(objects)
@@ -232,7 +251,7 @@ class KubeModel(Approved):
         self.claim_pods = {}
         seen = []
         for item in objects:
-            key = _pod_key(item)
+            key = pod_key(item)
             seen.append(key)
             try:
                 reading = self._read_pod(item)
@@ -241,55 +260,8 @@ class KubeModel(Approved):
                 continue
             self.invalid.update("Pod", key, reading.problems)
             if reading.found:
-                self._pop_pod(_uid(item))  # a list naming one uid twice keeps the last, as the dict did
-                self._put_pod(_uid(item), reading.found)
-            self._keep_claim_pod(_uid(item), item)
+                self._pop_pod(uid_of(item))  # a list naming one uid twice keeps the last, as the dict did
+                self._put_pod(uid_of(item), reading.found)
+            self._keep_claim_pod(uid_of(item), item)
         self.invalid.retain("Pod", seen)
         self.pod_index.reset(objects)
-
-
-def strip_managed_fields(obj: Any) -> None:
-    """Drop an object's ``metadata.managedFields`` in place: the API server's record of who set which field,
-    often half a Node's or a Pod's JSON, and read by nothing here."""
-    meta = obj.get("metadata") if isinstance(obj, dict) else None
-    if isinstance(meta, dict):
-        meta.pop("managedFields", None)
-
-
-def _not_newer(obj: Mapping[str, Any], kept: Mapping[str, Any] | None) -> bool:
-    """Is this Node event one the model has already moved past? The same resourceVersion, or (where both
-    read as etcd's revision numbers, as every API server writes them) an older one, delivered by the watch
-    after the bind verb applied its own newer write."""
-    new, old = _meta(obj).get("resourceVersion"), _meta(kept or {}).get("resourceVersion")
-    if not new or not old:
-        return False
-    if new == old:
-        return True
-    return str(new).isdigit() and str(old).isdigit() and int(new) < int(old)
-
-
-def _slim_or_bare(obj: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """The trimmed Node; one whose fields are of the wrong shape keeps its name only (no GPUs)."""
-    try:
-        return slim_node(dict(obj))
-    except (AttributeError, TypeError, ValueError):
-        return {"metadata": {"name": name, "uid": _uid(obj), "labels": {}, "annotations": {}}, "spec": {}, "status": {}}
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
-def _name(obj: Mapping[str, Any]) -> str:
-    name = _meta(obj).get("name")
-    return name if isinstance(name, str) else ""
-
-
-def _uid(obj: Mapping[str, Any]) -> str:
-    return str(_meta(obj).get("uid") or "")
-
-
-def _pod_key(obj: Mapping[str, Any]) -> str:
-    meta = _meta(obj)
-    return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"

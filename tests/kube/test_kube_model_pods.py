@@ -46,3 +46,27 @@ def test_every_node_holds_exactly_its_bound_pods(seed: int) -> None:
             model.replace("pods", [_pod(j, n) for j, n in where.items()])
         expected = {name: {f"ml/p{j}" for j, n in where.items() if n == name} for name in NODES}
         assert _held(model) == expected
+
+
+def test_a_node_is_read_once_per_node_object_and_anew_when_the_watch_changes_it(monkeypatch: Any) -> None:
+    from extender.sources import kube_model
+
+    reads: list[str] = []
+    real = kube_model.node_facts
+
+    def counted(obj: Any, machines: Any) -> Any:
+        reads.append(obj["metadata"]["name"])
+        return real(obj, machines)
+
+    monkeypatch.setattr(kube_model, "node_facts", counted)
+    model = KubeModel(ClusterState("kube"), InvalidObjects())
+    model.replace("nodes", [node("n0", gpus=8)])
+    for i in range(3):  # three bindings: three rebuilds of n0 from the same Node object
+        model.set_pod("MODIFIED", _pod(i, "n0"))
+    assert reads == ["n0"]
+    relabelled = node("n0", gpus=4)
+    relabelled["metadata"]["resourceVersion"] = "9"
+    model.set_node("MODIFIED", relabelled)  # a new object: its facts read again, and they count
+    assert reads == ["n0", "n0"]
+    state = model.state.node("n0")
+    assert state is not None and state.allocatable["nvidia.com/gpu"] == 4 and len(state.pods) == 3
