@@ -38,15 +38,17 @@ class RealRun:
     busy: float
 
 
-# The mean of the real runs (docs/performance.md lists each), 3,000 pods at 1,000 nodes, 2,000 at 5,000,
-# with the advisor of the round that sends each answer in one write.
+# Read off one real run (docs/performance.md lists it), 3,000 pods at 1,000 nodes, 2,000 at 5,000, with the
+# advisor of the round whose filter reads its best node call after call; the stand-in's figure is the mean
+# of its two runs of the same code. The runs before are in git's history of this file.
 REAL_RUNS: dict[int, RealRun] = {
-    # three runs: without 9.01, 9.17, 7.94; the others with 11.13, 11.71, 10.12; the advisor 3.22 (3.32,
-    # 3.36, 2.99) against the stand-in's 2.02; cores busy 1.85, 1.73, 1.86 with, 1.91, 1.85, 1.90 without
-    1000: RealRun(8.71, 10.99, 1.20, 0.961),
-    # two runs: without 28.85, 28.82; the others with 31.98, 30.13; the advisor 6.62 (6.84, 6.40) against
-    # the stand-in's 4.38; cores busy 1.79, 1.78 with, 1.90, 1.90 without
-    5000: RealRun(28.84, 31.06, 2.24, 0.938),
+    # without 7.31 (etcd 1.03, kube-apiserver 2.49, kube-scheduler 3.79); the others with 9.49; the advisor
+    # 2.56 against the stand-in's 1.69 (1.77, 1.60); cores busy 1.81 with (12.06 ms x 150.0 pods/s), 1.90
+    # without (7.30 x 260.1)
+    1000: RealRun(7.31, 9.49, 0.87, 0.953),
+    # without 24.45; the others with 23.00; the advisor 4.26 against the stand-in's 3.40 (3.62, 3.17);
+    # cores busy 1.77 with (27.26 x 64.8), 1.90 without (24.45 x 77.9)
+    5000: RealRun(24.45, 23.00, 0.86, 0.928),
 }
 
 
