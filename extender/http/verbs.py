@@ -210,7 +210,7 @@ class SchedulerVerbs:
             verdicts = self.advisor.judge(pod, names, sent, False, pod_key(args.pod), args.pod)  # no scores
             best = self._best(args, pod, verdicts)
             if best is not None:  # kube-scheduler skips scoring and binds the one node passed
-                reply, counts = best[0], _outcomes(verdicts)
+                reply, counts = best[0], best[2]
             elif args.node_names is not None:
                 reply, counts = self.fragments.filter_reply(pod, verdicts)
             else:
@@ -228,12 +228,20 @@ class SchedulerVerbs:
 
         return await self.lane.run_timed(("filter", pod), judge, big=len(names) > BIG_CALL_NODES)
 
-    def _best(self, args: ExtenderArgs, pod: PodRequest, verdicts: list[Verdict]) -> tuple[bytes, str] | None:
-        """The answer passing the best node alone, and that node (``best_node``); None: every fitting node."""
+    def _best(self, args: ExtenderArgs, pod: PodRequest, verdicts: list[Verdict]) -> tuple[bytes, str, Counts] | None:
+        """The answer passing the best node alone, that node, and the verdicts' outcomes (``best_node``);
+        None: every fitting node."""
         if not pod.wants_gpu or self.advisor.filter_passes != "best":
             return None
         planned = self.advisor.planned(args.pod) if self.advisor.planned is not None else ()
-        return best_only(args, verdicts, planned, functools.partial(self.orders.read_order, pod))
+        read = self.orders.read(pod, verdicts)
+        best = best_only(args, verdicts, planned, lambda _: read.order)
+        if best is None:
+            return None
+        if read.order is None:  # an applied plan's node, where the advisor has no order
+            return (*best, _outcomes(verdicts))
+        fits = read.order.passing
+        return (*best, (fits, len(verdicts) - fits - read.unresolvable, read.unresolvable))
 
     def _assume(
         self,

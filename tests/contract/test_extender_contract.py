@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from extender.http.advisor import Advisor
 from extender.http.wire import ExtenderArgs, ExtenderFilterResult, HostPriority
 from tests.conftest import fixture_files
 
@@ -97,3 +98,33 @@ def test_the_one_node_the_filter_passes_is_the_one_prioritize_ranks_alone_at_the
     [passed] = api.post("/scheduler/filter", json=body).json()["NodeNames"]
     scores = {h["Host"]: h["Score"] for h in api.post("/scheduler/prioritize", json=body).json()}
     assert [host for host, score in scores.items() if score == max(scores.values())] == [passed]
+
+
+def _verdicts_counted(client: TestClient) -> dict[str, float]:
+    text = client.get("/metrics").text
+    counted = {}
+    for line in text.splitlines():
+        if line.startswith("gpu_advisor_filter_verdicts_total{"):
+            outcome = line.split('verdict="')[1].split('"')[0]
+            counted[outcome] = float(line.rsplit(" ", 1)[1])
+    return counted
+
+
+def test_the_filter_passing_its_best_node_counts_every_verdict_as_passing_every_fitting_node_does(
+    advisor: Advisor, fitting_api: TestClient
+) -> None:
+    """The verdicts counter reads the same outcomes whichever node the filter passes: what passing every
+    fitting node shows of the same call (passed, failed, failed unresolvably), each call of three."""
+    body = json.loads((Path(__file__).parents[1] / "data/kube/extender-filter-cache.json").read_text())
+    body["NodeNames"] = [*SIMULATED, "a-node-nobody-made"]
+    fitting = fitting_api.post("/scheduler/filter", json=body).json()
+    passed, failed = len(fitting["NodeNames"]), len(fitting["FailedNodes"])
+    unresolvable = len(fitting["FailedAndUnresolvableNodes"])
+    assert passed > 1 and failed + unresolvable > 0  # the call has outcomes of more than one kind
+    advisor.filter_passes = "best"  # the same served app, now as shipped
+    before = _verdicts_counted(fitting_api)
+    for _ in range(3):
+        assert len(fitting_api.post("/scheduler/filter", json=body).json()["NodeNames"]) == 1
+    after = _verdicts_counted(fitting_api)
+    grown = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in ("pass", "fail", "unresolvable")}
+    assert grown == {"pass": 3 * passed, "fail": 3 * failed, "unresolvable": 3 * unresolvable}

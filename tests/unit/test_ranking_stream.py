@@ -58,10 +58,12 @@ def test_patched_rankings_are_the_rankings_read_afresh(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_patched_orders_are_the_orders_read_afresh(seed: int) -> None:
+def test_patched_orders_and_counts_are_those_read_afresh(seed: int) -> None:
     streams = OrderStreams(size=2)
     for shape, verdicts in calls(seed):
-        assert streams.read_order(shape, list(verdicts)) == read_order(list(verdicts))
+        read = streams.read(shape, list(verdicts))
+        assert read.order == read_order(list(verdicts))
+        assert read.unresolvable == sum(v.unresolvable for v in verdicts)
 
 
 def test_a_call_of_the_same_verdicts_is_answered_from_the_last() -> None:
