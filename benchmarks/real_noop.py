@@ -100,7 +100,7 @@ def _writes(kubeconfig: str) -> tuple[ApiWrites, dict[str, str]]:
     from kubernetes import client, config
 
     configuration = client.Configuration()
-    config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
+    config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)  # type: ignore[no-untyped-call]
     writes = ApiWrites.of(configuration)
     if writes is None:
         raise SystemExit("the kubeconfig names a proxy or a server that is not http(s)")

@@ -49,16 +49,15 @@ def test_every_node_holds_exactly_its_bound_pods(seed: int) -> None:
 
 
 def test_a_node_is_read_once_per_node_object_and_anew_when_the_watch_changes_it(monkeypatch: Any) -> None:
-    from extender.sources import kube_model
+    from extender.cluster.node_facts import node_facts
 
     reads: list[str] = []
-    real = kube_model.node_facts
 
     def counted(obj: Any, machines: Any) -> Any:
         reads.append(obj["metadata"]["name"])
-        return real(obj, machines)
+        return node_facts(obj, machines)
 
-    monkeypatch.setattr(kube_model, "node_facts", counted)
+    monkeypatch.setattr("extender.sources.kube_model.node_facts", counted)
     model = KubeModel(ClusterState("kube"), InvalidObjects())
     model.replace("nodes", [node("n0", gpus=8)])
     for i in range(3):  # three bindings: three rebuilds of n0 from the same Node object
