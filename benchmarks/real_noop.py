@@ -25,8 +25,9 @@ from urllib.parse import quote
 
 from extender.sources.api_writes import ApiWrites, WriteFailed
 
-__all__ = ["binding_request", "first_candidate", "main"]
+__all__ = ["CALLS_LINE", "binding_request", "first_candidate", "main"]
 
+CALLS_LINE = "no-op extender: calls"
 _NAMES = b'"NodeNames":['
 _TIMEOUT_S = 30.0
 
@@ -67,10 +68,18 @@ class NoopExtender:
 
     def __init__(self, writes: ApiWrites, headers: dict[str, str]) -> None:
         self.writes, self.headers = writes, headers
+        self.calls = 0
+        self.clients: set[tuple[str, int]] = set()  # kube-scheduler's connections: one client port each
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
         if scope["type"] != "http":
             return
+        self.calls += 1
+        if scope.get("client"):
+            self.clients.add(tuple(scope["client"]))
         body = b""
         while True:
             message = await receive()
@@ -86,6 +95,19 @@ class NoopExtender:
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": answer})
+
+    async def _lifespan(self, receive: Any, send: Any) -> None:
+        """Says, as the server stops, how many calls came on how many connections (uvicorn raises the
+        stopping signal again once it has shut down, so nothing after ``serve`` runs)."""
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                # Each connection was a TLS handshake with kube-scheduler's client certificate checked.
+                print(f"{CALLS_LINE} {self.calls} connections {len(self.clients)}", flush=True)
+                await send({"type": "lifespan.shutdown.complete"})
+                return
 
     async def _bind(self, body: bytes) -> bytes:
         path, raw = binding_request(body)
@@ -125,7 +147,8 @@ def main() -> int:
     writes, headers = _writes(args.kubeconfig)
     cert, key, ca = (str(args.certs / name) for name in ("tls.crt", "tls.key", "ca.crt"))
     reloader = CertReloader(Path(cert), Path(key), client_ca=Path(ca))
-    settings = uvicorn_config(NoopExtender(writes, headers), "127.0.0.1", args.port, ssl_certfile=cert, ssl_keyfile=key)
+    app = NoopExtender(writes, headers)
+    settings = uvicorn_config(app, "127.0.0.1", args.port, ssl_certfile=cert, ssl_keyfile=key)
     settings.load()
     settings.ssl = reloader.context  # the advisor's very TLS context: client certificate required
     asyncio.run(uvicorn.Server(settings).serve())

@@ -53,7 +53,7 @@ import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from benchmarks import real_api, real_control_plane
+from benchmarks import real_api, real_control_plane, real_noop
 from benchmarks.real_pace_figures import (
     Measured,
     SizeResult,
@@ -276,9 +276,19 @@ def measure_noop(setup: Setup, printed: str, pods: int, port: int) -> Measured:
                 raise SystemExit(f"the no-op extender did not start:\n{_tail(log)}")
             time.sleep(0.2)
         config = scheduler_config(printed, str(setup.kubeconfig), with_extender=True)
-        return measure(setup, config, pods, "noop", noop.pid)
+        measured = measure(setup, config, pods, "noop", noop.pid)
     finally:
         _stop(noop)
+    return dataclasses.replace(measured, connections=_connections(log.read_text(errors="replace")))
+
+
+def _connections(log: str) -> tuple[int, int] | None:
+    """(calls, connections) the no-op served, from the line it prints as it stops."""
+    for line in log.splitlines():
+        if line.startswith(real_noop.CALLS_LINE):
+            words = line.split()
+            return int(words[-3]), int(words[-1])
+    return None
 
 
 def _listening(port: int) -> bool:

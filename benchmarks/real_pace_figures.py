@@ -68,6 +68,7 @@ class Measured:
     cpu_ms_per_pod: dict[str, float]
     window_seconds: float
     advisor_rss_mib: float | None = None
+    connections: tuple[int, int] | None = None  # (calls, connections) the extender served, where it counts them
 
 
 @dataclass
@@ -123,7 +124,9 @@ def _noop_line(result: SizeResult) -> str:
         return ""
     cpu = result.noop.cpu_ms_per_pod
     spent = ", ".join(f"{name.replace('gpu-advisor', 'no-op')} {_ms(cpu.get(name))}" for name in PROCESSES)
+    served = result.noop.connections
+    opened = "" if served is None else f"; {served[1]:,} connections for {served[0]:,} calls"
     return (
         f"\n{result.nodes:,} nodes, the no-op extender: {result.noop.pods_per_second:.1f} pods/s, "
-        f"ratio {result.noop_ratio:.2f}; CPU ms/pod: {spent}, all four {_all_four(cpu):.2f}"
+        f"ratio {result.noop_ratio:.2f}; CPU ms/pod: {spent}, all four {_all_four(cpu):.2f}{opened}"
     )

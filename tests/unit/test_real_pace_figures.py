@@ -102,3 +102,9 @@ def test_the_no_op_extender_line_shows_its_pace_over_the_pace_without() -> None:
         "1,000 nodes, the no-op extender: 80.0 pods/s, ratio 0.80; CPU ms/pod: kube-scheduler 7.00, "
         "kube-apiserver —, etcd —, no-op 1.00, all four 8.00"
     )
+
+
+def test_the_no_op_line_says_how_many_connections_served_its_calls() -> None:
+    noop = Measured(80.0, {}, 37.5, connections=(6000, 1500))
+    result = SizeResult(1000, 3000, Measured(50.0, {}, 60.0), Measured(100.0, {}, 30.0), noop=noop)
+    assert table([result]).splitlines()[-1].endswith("; 1,500 connections for 6,000 calls")
