@@ -124,9 +124,8 @@ def node_state(
         memory_allocatable=facts.memory_allocatable,
         cpu_requested=sum(p.request.cpu_milli for p in every_pod),
         memory_requested=sum(p.request.memory_mib for p in every_pod),
-        overcommitted=overcommitment(
-            allocatable or facts.capacity, pod_list, shares
-        ),  # a node that lists only capacity
+        # A node that lists only capacity is over-committed against its capacity.
+        overcommitted=overcommitment(allocatable or facts.capacity, pod_list, shares),
     )
 
 

@@ -240,6 +240,7 @@ class KubeModel(Approved):
                 return
             if what == "nodes":
                 self.nodes = {name: slim_or_bare(i, name) for i in objects if (name := name_of(i))}
+                self._facts = {}  # every Node object is new: their facts are read as they are rebuilt
                 self.invalid.retain("Node", self.nodes)
             else:
                 self._replace_pods(objects)
