@@ -21,9 +21,10 @@ import asyncio
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
+from extender.cluster.claims import Binding
 from extender.sources.api_writes import ApiWrites, WriteFailed
+from extender.sources.kube_binder import binding_body, binding_path
 
 __all__ = ["CALLS_LINE", "binding_request", "first_candidate", "main"]
 
@@ -53,14 +54,11 @@ def filter_reply(node: str | None) -> bytes:
 
 
 def binding_request(body: bytes) -> tuple[str, bytes]:
-    """The API path and Binding body for kube-scheduler's ExtenderBindingArgs (as the advisor posts it)."""
+    """The API path and Binding body for kube-scheduler's ExtenderBindingArgs, as the advisor posts them
+    (``kube_binder``)."""
     args = json.loads(body)
-    name, namespace = args["PodName"], args["PodNamespace"]
-    meta = {"name": name, "namespace": namespace, "uid": args["PodUID"]}
-    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": meta}
-    binding["target"] = {"apiVersion": "v1", "kind": "Node", "name": args["Node"]}
-    path = f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(name)}/binding"
-    return path, json.dumps(binding, separators=(",", ":")).encode()
+    binding = Binding(args["PodName"], args["PodNamespace"], args["PodUID"], args["Node"])
+    return binding_path(binding), json.dumps(binding_body(binding, {}), separators=(",", ":")).encode()
 
 
 class NoopExtender:

@@ -49,7 +49,7 @@ from extender.sources.api_writes import ApiWrites, WriteFailed
 from extender.sources.claims_writer import ClaimsWriter, Stale
 from extender.sources.kube_model import KubeModel
 
-__all__ = ["KubeBinder"]
+__all__ = ["KubeBinder", "binding_body", "binding_path"]
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class KubeBinder:
                 if why:
                     return why
             try:
-                self._write("POST", _binding_path(binding), _binding_body(binding, _notes_of(pod)), "application/json")
+                self._write("POST", binding_path(binding), binding_body(binding, _notes_of(pod)), "application/json")
             except ApiException as exc:
                 return f"{_bind_failed(binding)}: {exc.status} {exc.reason}"
             except Exception as exc:  # the API server unreachable: kube-scheduler retries the pod
@@ -98,9 +98,9 @@ class KubeBinder:
         claim = self.model.assumed.get(binding.uid)
         if self.writes is None or claim is None or not self._counted_by_scheduler(claim.pod, binding.node):
             return await asyncio.to_thread(self.bind, binding, check)
-        path = _binding_path(binding)
+        path = binding_path(binding)
         headers = self._prepared(path, "application/json")[1]
-        raw = json.dumps(_binding_body(binding, {}), separators=(",", ":")).encode()
+        raw = json.dumps(binding_body(binding, {}), separators=(",", ":")).encode()
         try:
             status, reason, _ = await self.writes.send("POST", path, raw, headers, _TIMEOUT_S)
         except (WriteFailed, TimeoutError) as exc:  # kube-scheduler retries the pod
@@ -279,7 +279,7 @@ def _notes_of(pod: Mapping[str, Any]) -> dict[str, str]:
     return {ALIBABA_INDEX: notes[ALIBABA_INDEX]} if ALIBABA_INDEX in notes else {}
 
 
-def _binding_path(binding: Binding) -> str:
+def binding_path(binding: Binding) -> str:
     return f"/api/v1/namespaces/{quote(binding.namespace)}/pods/{quote(binding.name)}/binding"
 
 
@@ -287,7 +287,8 @@ def _bind_failed(binding: Binding) -> str:
     return f"binding {binding.namespace}/{binding.name} to {binding.node} failed"
 
 
-def _binding_body(binding: Binding, notes: Mapping[str, str]) -> dict[str, Any]:
+def binding_body(binding: Binding, notes: Mapping[str, str]) -> dict[str, Any]:
+    """The Binding the bind verb posts (``notes``: annotations the API server copies onto the pod)."""
     # The API server copies a Binding's annotations onto the pod as it binds it: the GPU record and the
     # binding are one write, and no reader ever sees the pod bound without its record.
     meta: dict[str, Any] = {"name": binding.name, "namespace": binding.namespace}
