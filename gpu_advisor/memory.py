@@ -80,10 +80,13 @@ _TRIMMER: list[_Trimmer] = []  # the one running, if any
 
 
 def _trim_every(release: Callable[[], None], every_s: float) -> None:
-    """One thread trims the heap every ``every_s`` seconds (a process settled again keeps that one)."""
+    """One thread trims the heap every ``every_s`` seconds (a process settled again keeps that one; at
+    another pace, it is replaced: the one running would sleep out its old interval first)."""
     if _TRIMMER and _TRIMMER[0].is_alive():
-        _TRIMMER[0].release, _TRIMMER[0].every_s = release, every_s
-        return
+        if _TRIMMER[0].every_s == every_s:
+            _TRIMMER[0].release = release
+            return
+        stop_trimming()
     _TRIMMER[:] = [_Trimmer(release, every_s)]
     _TRIMMER[0].start()
 

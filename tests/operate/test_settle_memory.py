@@ -89,3 +89,23 @@ def test_the_heap_is_trimmed_every_few_seconds_on_a_thread_of_its_own(monkeypatc
     time.sleep(0.1)
     assert len([c for c in libc.calls if c[0] == "malloc_trim"]) == trims, "stopped"
     assert memory.TRIM_EVERY_S == 5.0
+
+
+def test_settled_again_at_another_pace_the_trim_keeps_the_new_one_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trimmer already sleeping out a long interval (an earlier settle in the same process) must not
+    hold back the new pace: it is replaced, and still one thread trims."""
+    libc = _Libc()
+    monkeypatch.setattr(memory, "_glibc", lambda: libc)
+    try:
+        memory.settle_memory([], trim_every_s=60)  # asleep for a minute
+        memory.settle_memory([], trim_every_s=0.02)
+        deadline = time.monotonic() + 5
+        while len([c for c in libc.calls if c[0] == "malloc_trim"]) < 5 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert [t.name for t in threading.enumerate()].count("malloc-trim") == 1
+    finally:
+        memory.stop_trimming()
+        gc.unfreeze()
+        gc.set_threshold(700, 10, 10)
+    # two settles' own trims (2), then the new pace's: at least 3 more within the 5 s, not after 60 s
+    assert len([c for c in libc.calls if c[0] == "malloc_trim"]) >= 5
